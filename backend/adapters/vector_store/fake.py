@@ -1,0 +1,123 @@
+"""In-memory vector store with exact cosine search; passes the same contract tests as Milvus."""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from backend.pipeline.errors import DimensionMismatchError, PermanentServiceError
+from backend.pipeline.types import Chunk, CollectionInfo, Hit
+
+
+@dataclass
+class _Collection:
+    dimension: int
+    rows: dict[str, Chunk] = field(default_factory=dict)
+
+
+def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b, strict=True))
+    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return dot / norm if norm else 0.0
+
+
+class InMemoryVectorStore:
+    """A process-local store; state is shared by instances created with the same `namespace`."""
+
+    _namespaces: dict[str, dict[str, _Collection]] = {}
+    _lock = threading.Lock()
+
+    def __init__(self, *, namespace: str = "default") -> None:
+        with self._lock:
+            self._collections = self._namespaces.setdefault(namespace, {})
+
+    @classmethod
+    def reset(cls) -> None:
+        """Forget every namespace (tests call this between cases)."""
+        with cls._lock:
+            for collections in cls._namespaces.values():
+                collections.clear()
+
+    def ensure_collection(self, name: str, *, dimension: int) -> None:
+        with self._lock:
+            existing = self._collections.get(name)
+            if existing is None:
+                self._collections[name] = _Collection(dimension=dimension)
+            elif existing.dimension != dimension:
+                raise DimensionMismatchError(
+                    collection=name, collection_dim=existing.dimension, embedder_dim=dimension
+                )
+
+    def rename_collection(self, old: str, new: str) -> None:
+        with self._lock:
+            if old in self._collections and new in self._collections:
+                raise PermanentServiceError(
+                    f"Cannot rename collection '{old}' to '{new}': '{new}' already exists."
+                )
+            if old in self._collections:
+                self._collections[new] = self._collections.pop(old)
+
+    def drop_collection(self, name: str) -> None:
+        with self._lock:
+            self._collections.pop(name, None)
+
+    def collection_info(self, name: str) -> CollectionInfo | None:
+        with self._lock:
+            found = self._collections.get(name)
+            if found is None:
+                return None
+            return CollectionInfo(name=name, dimension=found.dimension, row_count=len(found.rows), loaded=True)
+
+    def list_collections(self) -> list[str]:
+        with self._lock:
+            return sorted(self._collections)
+
+    def _get(self, name: str) -> _Collection:
+        found = self._collections.get(name)
+        if found is None:
+            raise PermanentServiceError(f"Collection '{name}' does not exist.")
+        return found
+
+    def upsert(self, name: str, chunks: Sequence[Chunk]) -> None:
+        with self._lock:
+            target = self._get(name)
+            for chunk in chunks:
+                if len(chunk.vector) != target.dimension:
+                    raise DimensionMismatchError(
+                        collection=name, collection_dim=target.dimension, embedder_dim=len(chunk.vector)
+                    )
+                target.rows[chunk.id] = chunk
+
+    def delete_where(self, name: str, *, source_id: int, generation_lt: int | None = None) -> None:
+        with self._lock:
+            rows = self._get(name).rows
+            doomed = [
+                cid
+                for cid, c in rows.items()
+                if c.source_id == source_id and (generation_lt is None or c.generation < generation_lt)
+            ]
+            for cid in doomed:
+                del rows[cid]
+
+    def search_dense(
+        self, name: str, vector: Sequence[float], *, top_k: int, source_ids: Sequence[int] | None = None
+    ) -> list[Hit]:
+        with self._lock:
+            rows = list(self._get(name).rows.values())
+        allowed = None if source_ids is None else set(source_ids)
+        scored = [(_cosine(vector, c.vector), c) for c in rows if allowed is None or c.source_id in allowed]
+        scored.sort(key=lambda pair: pair[0], reverse=True)
+        return [
+            Hit(
+                chunk_id=c.id,
+                score=score,
+                text=c.text,
+                source_id=c.source_id,
+                generation=c.generation,
+                kind=c.kind,
+                metadata=dict(c.metadata),
+            )
+            for score, c in scored[:top_k]
+        ]

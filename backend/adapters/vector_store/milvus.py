@@ -1,0 +1,218 @@
+"""Milvus (server or Milvus Lite) vector store: one collection per guru, dense + BM25 fields."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pymilvus import DataType, Function, FunctionType, MilvusClient
+from pymilvus.exceptions import MilvusException
+
+from backend.pipeline.errors import DimensionMismatchError, PermanentServiceError, TransientServiceError
+from backend.pipeline.types import Chunk, CollectionInfo, Hit, SourceKind
+
+logger = logging.getLogger(__name__)
+
+TEXT_MAX_LENGTH = 65535
+ID_MAX_LENGTH = 128
+SCALAR_FILTER_FIELDS = ("source_id", "generation", "kind")
+
+_clients: dict[tuple[str, str], MilvusClient] = {}
+_clients_lock = threading.Lock()
+
+
+def shared_client(uri: str, token: str = "") -> MilvusClient:
+    """One client per (uri, token) per process.
+
+    Milvus Lite lets only one process open a data dir and races when threads open it concurrently,
+    so the client is created once, under a lock (DEPENDENCIES.md §2).
+    """
+    key = (uri, token)
+    with _clients_lock:
+        client = _clients.get(key)
+        if client is None:
+            client = _connect(uri, token)
+            _clients[key] = client
+        return client
+
+
+def _connect(uri: str, token: str) -> MilvusClient:
+    is_local = not uri.startswith(("http://", "https://", "tcp://", "unix:"))
+    if is_local:
+        Path(uri).parent.mkdir(parents=True, exist_ok=True)
+    try:
+        return MilvusClient(uri=uri, token=token) if token else MilvusClient(uri=uri)
+    except MilvusException as exc:
+        if is_local:
+            raise PermanentServiceError(
+                f"Cannot open the Milvus Lite data dir {uri}: {exc}. Only one process may open it; if "
+                "`./openguru start` is running, point this process at its sidecar with "
+                "MILVUS_URI=http://127.0.0.1:19530 (or stop it)."
+            ) from exc
+        raise TransientServiceError(f"Milvus at {uri} is not reachable: {exc}") from exc
+
+
+def _collection_schema(dimension: int) -> Any:
+    schema = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
+    schema.add_field("id", DataType.VARCHAR, is_primary=True, max_length=ID_MAX_LENGTH)
+    schema.add_field("vector", DataType.FLOAT_VECTOR, dim=dimension)
+    schema.add_field("text", DataType.VARCHAR, max_length=TEXT_MAX_LENGTH, enable_analyzer=True)
+    schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
+    schema.add_field("source_id", DataType.INT64)
+    schema.add_field("generation", DataType.INT64)
+    schema.add_field("kind", DataType.VARCHAR, max_length=32)
+    schema.add_field("metadata", DataType.JSON)
+    schema.add_function(
+        Function(
+            name="text_bm25",
+            function_type=FunctionType.BM25,
+            input_field_names=["text"],
+            output_field_names=["sparse"],
+        )
+    )
+    return schema
+
+
+def _index_params() -> Any:
+    params = MilvusClient.prepare_index_params()
+    params.add_index(field_name="vector", index_type="AUTOINDEX", metric_type="COSINE")
+    params.add_index(field_name="sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
+    # Filter keys are top-level scalars with an index: JSON-path filters are full scans (~1 s at 20k).
+    for name in SCALAR_FILTER_FIELDS:
+        params.add_index(field_name=name, index_type="INVERTED")
+    return params
+
+
+class MilvusVectorStore:
+    """VectorStore over pymilvus' MilvusClient; vendor errors become Transient/Permanent errors."""
+
+    def __init__(self, *, uri: str, token: str = "") -> None:
+        self._uri = uri
+        self._token = token
+
+    @property
+    def _client(self) -> MilvusClient:
+        return shared_client(self._uri, self._token)
+
+    def _call(self, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except MilvusException as exc:
+            raise TransientServiceError(f"Milvus failed to {what}: {exc}") from exc
+
+    def ensure_collection(self, name: str, *, dimension: int) -> None:
+        info = self.collection_info(name)
+        if info is not None:
+            if info.dimension != dimension:
+                raise DimensionMismatchError(
+                    collection=name, collection_dim=info.dimension, embedder_dim=dimension
+                )
+            if not info.loaded:
+                self._call("load a collection", self._client.load_collection, name)
+            return
+        client = self._client
+        self._call(
+            "create a collection",
+            client.create_collection,
+            collection_name=name,
+            schema=_collection_schema(dimension),
+            consistency_level="Strong",
+        )
+        # Passing index_params to create_collection makes pymilvus poll each index with a fixed
+        # 0.5 s sleep (2.5 s per guru); on an empty collection the indexes are ready at once.
+        self._call("create indexes", client.create_index, name, _index_params(), sync=False)
+        self._call("load a collection", client.load_collection, name)
+        logger.info("created vector collection %s (dim %d)", name, dimension)
+
+    def rename_collection(self, old: str, new: str) -> None:
+        client = self._client
+        has_old = self._call("look up a collection", client.has_collection, old)
+        has_new = self._call("look up a collection", client.has_collection, new)
+        if has_old and has_new:
+            raise PermanentServiceError(f"Cannot rename collection '{old}' to '{new}': '{new}' already exists.")
+        if has_old:
+            self._call("rename a collection", client.rename_collection, old_name=old, new_name=new)
+            logger.info("renamed vector collection %s -> %s", old, new)
+        # A renamed collection comes back released; searches fail until it is loaded again.
+        if has_old or has_new:
+            self._call("load a collection", client.load_collection, new)
+
+    def drop_collection(self, name: str) -> None:
+        if self._call("look up a collection", self._client.has_collection, name):
+            self._call("drop a collection", self._client.drop_collection, name)
+            logger.info("dropped vector collection %s", name)
+
+    def collection_info(self, name: str) -> CollectionInfo | None:
+        client = self._client
+        if not self._call("look up a collection", client.has_collection, name):
+            return None
+        described = self._call("describe a collection", client.describe_collection, name)
+        dimension = next(
+            int(f["params"]["dim"]) for f in described["fields"] if f["type"] == DataType.FLOAT_VECTOR
+        )
+        stats = self._call("read collection stats", client.get_collection_stats, name)
+        state = self._call("read the load state", client.get_load_state, name)
+        loaded = str(state.get("state", "")).endswith("Loaded")
+        return CollectionInfo(name=name, dimension=dimension, row_count=int(stats["row_count"]), loaded=loaded)
+
+    def list_collections(self) -> list[str]:
+        return sorted(self._call("list collections", self._client.list_collections))
+
+    def upsert(self, name: str, chunks: Sequence[Chunk]) -> None:
+        if not chunks:
+            return
+        rows = [
+            {
+                "id": c.id,
+                "vector": list(c.vector),
+                "text": c.text,
+                "source_id": c.source_id,
+                "generation": c.generation,
+                "kind": c.kind.value,
+                "metadata": c.metadata,
+            }
+            for c in chunks
+        ]
+        self._call("write chunks", self._client.upsert, collection_name=name, data=rows)
+
+    def delete_where(self, name: str, *, source_id: int, generation_lt: int | None = None) -> None:
+        # Only integers reach the expression (typed, never user strings), so it cannot be injected.
+        expr = f"source_id == {int(source_id)}"
+        if generation_lt is not None:
+            expr += f" and generation < {int(generation_lt)}"
+        self._call("delete chunks", self._client.delete, collection_name=name, filter=expr)
+
+    def search_dense(
+        self, name: str, vector: Sequence[float], *, top_k: int, source_ids: Sequence[int] | None = None
+    ) -> list[Hit]:
+        expr = ""
+        if source_ids is not None:
+            expr = f"source_id in {[int(s) for s in source_ids]}"
+        result = self._call(
+            "search",
+            self._client.search,
+            collection_name=name,
+            data=[list(vector)],
+            anns_field="vector",
+            limit=top_k,
+            filter=expr,
+            output_fields=["text", "source_id", "generation", "kind", "metadata"],
+            search_params={"metric_type": "COSINE"},
+        )
+        return [_hit(row) for row in result[0]]
+
+
+def _hit(row: dict[str, Any]) -> Hit:
+    entity = row["entity"]
+    return Hit(
+        chunk_id=str(row["id"]),
+        score=float(row["distance"]),
+        text=entity["text"],
+        source_id=int(entity["source_id"]),
+        generation=int(entity["generation"]),
+        kind=SourceKind(entity["kind"]),
+        metadata=dict(entity.get("metadata") or {}),
+    )

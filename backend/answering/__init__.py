@@ -1,0 +1,1 @@
+"""Answering: questions, conversation sessions (binges) and the answer pipeline glue."""

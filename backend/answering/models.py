@@ -1,0 +1,97 @@
+"""Questions with their answers and telemetry, and conversation sessions (binges)."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+
+from backend.core.models import TimeStampedModel
+from backend.gurus.models import Guru
+
+
+class Channel(models.TextChoices):
+    WEB = "WEB", "Web page"
+    API = "API", "REST API"
+    WIDGET = "WIDGET", "Widget"
+    SLACK = "SLACK", "Slack"
+    DISCORD = "DISCORD", "Discord"
+
+
+class Binge(models.Model):
+    """A conversation session; any channel holding its id can continue it."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    guru = models.ForeignKey(Guru, on_delete=models.CASCADE, related_name="binges")
+    root_question = models.ForeignKey(
+        "answering.Question", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="binges"
+    )
+    channel = models.CharField(max_length=10, choices=Channel.choices, default=Channel.WEB)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-last_used_at"]
+        indexes = [models.Index(fields=["guru", "-last_used_at"])]
+
+    def __str__(self) -> str:
+        return str(self.id)
+
+
+class Question(TimeStampedModel):
+    """One asked question, its answer, references, trust score and per-stage telemetry."""
+
+    guru = models.ForeignKey(Guru, on_delete=models.CASCADE, related_name="questions")
+    binge = models.ForeignKey(Binge, on_delete=models.CASCADE, null=True, blank=True, related_name="questions")
+    parent = models.ForeignKey(
+        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="follow_ups"
+    )
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="questions"
+    )
+    user_question = models.TextField(help_text="What the user typed.")
+    question = models.CharField(max_length=500, help_text="The prettified question.")
+    slug = models.SlugField(max_length=200)
+    intent = models.CharField(max_length=30, blank=True)
+    answer_length = models.CharField(max_length=10, blank=True)
+    content = models.TextField(blank=True, help_text="The answer, in markdown.")
+    references = models.JSONField(default=list, blank=True)
+    trust_score = models.FloatField(null=True, blank=True)
+    channel = models.CharField(max_length=10, choices=Channel.choices, default=Channel.WEB)
+    out_of_context = models.BooleanField(default=False)
+    usage = models.JSONField(default=dict, blank=True, help_text="Tokens and model per stage.")
+    timings = models.JSONField(default=dict, blank=True, help_text="Milliseconds per stage.")
+    cost_usd = models.DecimalField(max_digits=10, decimal_places=6, default=0)
+    latency_ms = models.PositiveIntegerField(default=0)
+    feedback = models.SmallIntegerField(null=True, blank=True, choices=[(-1, "Down"), (1, "Up")])
+    # Which state of the guru's sources the answer was built from; a later change re-answers.
+    sources_version = models.CharField(max_length=64, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [
+            models.Index(fields=["guru", "-created_at"]),
+            models.Index(fields=["guru", "out_of_context"]),
+        ]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["guru", "slug"], condition=models.Q(binge__isnull=True), name="question_unique_slug"
+            ),
+            models.UniqueConstraint(
+                fields=["binge", "slug"],
+                condition=models.Q(binge__isnull=False),
+                name="question_unique_slug_in_binge",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(trust_score__isnull=True)
+                | models.Q(trust_score__gte=0.0, trust_score__lte=1.0),
+                name="question_trust_score_range",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.question

@@ -1,0 +1,1 @@
+"""Settings package: base.py is complete with zero environment variables; others adjust it."""

@@ -1,0 +1,9 @@
+"""Test settings: eager tasks, fast hashing, in-memory fakes unless a test asks for real Milvus."""
+
+from backend.config.settings.base import *  # noqa: F403
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+CELERY_TASK_ALWAYS_EAGER = True
+OPENGURU_VECTOR_STORE = {"BACKEND": "memory", "URI": "", "TOKEN": ""}
+OPENGURU_EMBEDDER = {"BACKEND": "hashing"}
+LOGGING["loggers"]["backend"]["level"] = "WARNING"  # noqa: F405

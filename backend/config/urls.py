@@ -1,0 +1,20 @@
+"""Root URL configuration."""
+
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+
+from backend.core import views as core_views
+
+dashboard_patterns = ([path("", core_views.dashboard_home, name="home")], "dashboard")
+
+urlpatterns = [
+    path("", include(dashboard_patterns)),
+    path("healthz", core_views.healthz, name="healthz"),
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("admin/", admin.site.urls),
+]
+
+admin.site.site_header = "OpenGuru administration"
+admin.site.site_title = "OpenGuru"

@@ -1,0 +1,1 @@
+"""Shared kernel: base models, errors, locks, encrypted fields, system checks, launcher."""

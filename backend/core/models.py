@@ -1,0 +1,48 @@
+"""Shared model bases and the global Settings singleton."""
+
+from __future__ import annotations
+
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+
+
+class TimeStampedModel(models.Model):
+    """Adds created/updated timestamps."""
+
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        abstract = True
+
+
+_unit_interval = [MinValueValidator(0.0), MaxValueValidator(1.0)]
+
+
+class Settings(TimeStampedModel):
+    """Global answering and ingestion settings; a guru may override the thresholds.
+
+    A singleton: the database allows only the row with id 1 (see the check constraint).
+    """
+
+    SINGLETON_ID = 1
+
+    id = models.PositiveSmallIntegerField(primary_key=True, default=SINGLETON_ID, editable=False)
+    rerank_threshold = models.FloatField(default=0.1, validators=_unit_interval)
+    trust_score_threshold = models.FloatField(default=0.5, validators=_unit_interval)
+    # Null split sizes mean "derive from the active embedder's input limit" (see issue #4).
+    chunk_size = models.PositiveIntegerField(null=True, blank=True)
+    chunk_overlap = models.PositiveIntegerField(null=True, blank=True)
+    chunk_min_length = models.PositiveIntegerField(default=50)
+    answer_model = models.CharField(max_length=200, blank=True)
+    history_turns = models.PositiveSmallIntegerField(default=4)
+
+    class Meta:
+        verbose_name = "settings"
+        verbose_name_plural = "settings"
+        constraints = [
+            models.CheckConstraint(condition=models.Q(id=1), name="settings_singleton"),
+        ]
+
+    def __str__(self) -> str:
+        return "OpenGuru settings"

@@ -1,0 +1,27 @@
+"""Health endpoint and the signed-in landing page."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from backend.core.selectors import health_check
+from backend.gurus.selectors import guru_collection_report, guru_list_for_user
+
+
+@require_GET
+def healthz(request: HttpRequest) -> JsonResponse:
+    health = health_check()
+    body = {"status": "ok" if health.ok else "degraded", "database": health.database,
+            "vector_store": health.vector_store}
+    return JsonResponse(body, status=200 if health.ok else 503)
+
+
+@login_required
+@require_GET
+def dashboard_home(request: HttpRequest) -> HttpResponse:
+    gurus = guru_list_for_user(user=request.user).order_by("name")
+    reports = [guru_collection_report(guru=g) for g in gurus]
+    return render(request, "dashboard/home.html", {"reports": reports})

@@ -1,0 +1,1 @@
+"""Gurus: the knowledge bases, and the lifecycle of their vector collections."""

@@ -1,0 +1,33 @@
+"""Admin for gurus, showing each guru's live vector-collection stats."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from backend.gurus.models import Guru
+from backend.gurus.selectors import guru_collection_report, guru_list_for_user
+
+
+@admin.register(Guru)
+class GuruAdmin(admin.ModelAdmin):
+    list_display = ["name", "slug", "active", "collection_status", "vector_collection"]
+    search_fields = ["name", "slug"]
+    list_filter = ["active", "private", "collection_status"]
+    filter_horizontal = ["maintainers"]
+    readonly_fields = ["vector_collection", "collection_status", "collection_error", "collection_stats"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Guru]:
+        return guru_list_for_user(user=request.user)
+
+    @admin.display(description="Collection in the vector store")
+    def collection_stats(self, obj: Guru) -> str:
+        if obj.pk is None:
+            return "Created when the guru is saved."
+        report = guru_collection_report(guru=obj)
+        if report.info is None:
+            return report.problem
+        info = report.info
+        text = f"{info.name}: {info.row_count} chunks, {info.dimension}-d, {'loaded' if info.loaded else 'not loaded'}"
+        return f"{text} — {report.problem}" if report.problem else text

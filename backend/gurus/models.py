@@ -1,0 +1,62 @@
+"""The Guru: one knowledge base on one topic, with its vector collection's state."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
+from django.db import models
+
+from backend.core.models import TimeStampedModel
+
+SLUG_PATTERN = r"^[a-z0-9](?:[a-z0-9-]{0,48}[a-z0-9])?$"
+slug_validator = RegexValidator(
+    SLUG_PATTERN,
+    "Use 1–50 lowercase letters, digits or hyphens, starting and ending with a letter or digit.",
+)
+_unit_interval = [MinValueValidator(0.0), MaxValueValidator(1.0)]
+
+
+class CollectionStatus(models.TextChoices):
+    PENDING = "PENDING", "Pending"
+    READY = "READY", "Ready"
+    ERROR = "ERROR", "Error"
+
+
+class Guru(TimeStampedModel):
+    """A knowledge base; creating, renaming or deleting it manages its vector collection."""
+
+    slug = models.SlugField(max_length=50, unique=True, validators=[slug_validator])
+    name = models.CharField(max_length=100)
+    domain_knowledge = models.CharField(
+        max_length=500, help_text="What this guru knows about; used in every prompt."
+    )
+    intro_text = models.TextField(blank=True)
+    base_color = models.CharField(max_length=7, default="#1f6feb")
+    icon_url = models.URLField(max_length=500, blank=True)
+    language = models.CharField(max_length=10, default="en")
+    maintainers = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="gurus", blank=True)
+    active = models.BooleanField(default=True)
+    private = models.BooleanField(default=False, help_text="Only maintainers and API keys can ask.")
+    rerank_threshold = models.FloatField(null=True, blank=True, validators=_unit_interval)
+    trust_score_threshold = models.FloatField(null=True, blank=True, validators=_unit_interval)
+    # The name the collection currently has in the vector store; the slug decides the name it
+    # should have, and the sync service converges the two (see gurus/services.py).
+    vector_collection = models.CharField(max_length=255, blank=True, editable=False)
+    collection_status = models.CharField(
+        max_length=10, choices=CollectionStatus.choices, default=CollectionStatus.PENDING, editable=False
+    )
+    collection_error = models.TextField(blank=True, editable=False)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(slug__regex=SLUG_PATTERN), name="guru_slug_format"),
+            models.UniqueConstraint(
+                fields=["vector_collection"],
+                condition=~models.Q(vector_collection=""),
+                name="guru_unique_vector_collection",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name

@@ -1,0 +1,1 @@
+"""Channels users talk through: Slack and Discord integrations and their threads."""

@@ -1,0 +1,17 @@
+"""Admin for Slack/Discord integrations and their threads; secrets are never displayed."""
+
+from django.contrib import admin
+
+from backend.integrations.models import Integration, Thread
+
+
+@admin.register(Integration)
+class IntegrationAdmin(admin.ModelAdmin):
+    list_display = ["__str__", "kind", "guru", "allow_dm", "created_at"]
+    list_filter = ["kind"]
+    exclude = ["access_token", "refresh_token", "signing_secret"]
+
+
+@admin.register(Thread)
+class ThreadAdmin(admin.ModelAdmin):
+    list_display = ["external_thread_id", "integration", "binge", "created_at"]

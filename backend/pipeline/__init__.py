@@ -1,0 +1,1 @@
+"""Django-free RAG pipeline: typed data, ports (Protocols) and pure functions."""

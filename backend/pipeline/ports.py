@@ -1,0 +1,71 @@
+"""Protocols the adapters implement; the pipeline and services depend only on these."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from backend.pipeline.types import Chunk, CollectionInfo, Hit
+
+
+class Embedder(Protocol):
+    """Turns text into dense vectors of a fixed dimension."""
+
+    @property
+    def dimension(self) -> int:
+        """Length of every vector this embedder returns."""
+        ...
+
+    @property
+    def max_input_tokens(self) -> int:
+        """Word pieces read per text; the rest is silently truncated by the model."""
+        ...
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        """Embed passages in batches; one unit-length vector per text, same order."""
+        ...
+
+    def embed_query(self, text: str) -> list[float]:
+        """Embed one search query."""
+        ...
+
+
+class VectorStore(Protocol):
+    """One collection per guru holding chunks with dense + BM25 indexes."""
+
+    def ensure_collection(self, name: str, *, dimension: int) -> None:
+        """Create the collection if missing; raise DimensionMismatchError if it exists with another dim.
+
+        Idempotent.
+        """
+        ...
+
+    def rename_collection(self, old: str, new: str) -> None:
+        """Rename old to new and leave it loaded. Idempotent: done if only `new` exists."""
+        ...
+
+    def drop_collection(self, name: str) -> None:
+        """Drop the collection and its data. Idempotent."""
+        ...
+
+    def collection_info(self, name: str) -> CollectionInfo | None:
+        """Dimension, row count and load state, or None when the collection does not exist."""
+        ...
+
+    def list_collections(self) -> list[str]:
+        """Names of all collections in the store."""
+        ...
+
+    def upsert(self, name: str, chunks: Sequence[Chunk]) -> None:
+        """Insert or replace chunks by id (dense vector and BM25 text written together)."""
+        ...
+
+    def delete_where(self, name: str, *, source_id: int, generation_lt: int | None = None) -> None:
+        """Delete a source's chunks, or only those older than `generation_lt`."""
+        ...
+
+    def search_dense(
+        self, name: str, vector: Sequence[float], *, top_k: int, source_ids: Sequence[int] | None = None
+    ) -> list[Hit]:
+        """Nearest chunks by cosine similarity, optionally restricted to some sources."""
+        ...

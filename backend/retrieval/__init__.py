@@ -1,0 +1,1 @@
+"""Retrieval services: embed query, hybrid search, rerank, assemble context (no models)."""

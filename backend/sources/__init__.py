@@ -1,0 +1,1 @@
+"""Data sources a guru learns from, their GitHub files and summaries."""

@@ -1,0 +1,123 @@
+"""Data sources, the files of GitHub repositories, and summarisation trees."""
+
+from __future__ import annotations
+
+from django.db import models
+
+from backend.core.models import TimeStampedModel
+from backend.gurus.models import Guru
+
+
+class SourceKind(models.TextChoices):
+    YOUTUBE = "YOUTUBE", "YouTube video"
+    WEBSITE = "WEBSITE", "Website page"
+    PDF = "PDF", "PDF document"
+    GITHUB_REPO = "GITHUB_REPO", "GitHub repository"
+
+
+class SourceStatus(models.TextChoices):
+    PENDING = "PENDING", "Pending"
+    PROCESSING = "PROCESSING", "Processing"
+    INDEXED = "INDEXED", "Indexed"
+    FAILED = "FAILED", "Failed"
+
+
+def source_upload_path(instance: DataSource, filename: str) -> str:
+    """Files live under the guru's folder so deleting a guru removes them in one step."""
+    return f"sources/{instance.guru_id}/{filename}"
+
+
+class DataSource(TimeStampedModel):
+    """One thing a guru learns from: a video, a web page, a PDF or a repository."""
+
+    guru = models.ForeignKey(Guru, on_delete=models.CASCADE, related_name="sources")
+    kind = models.CharField(max_length=20, choices=SourceKind.choices)
+    url = models.URLField(max_length=2000, blank=True)
+    file = models.FileField(upload_to=source_upload_path, max_length=500, blank=True)
+    title = models.CharField(max_length=500, blank=True)
+    status = models.CharField(max_length=12, choices=SourceStatus.choices, default=SourceStatus.PENDING)
+    error_message = models.TextField(blank=True, help_text="Shown to maintainers when indexing failed.")
+    progress_done = models.PositiveIntegerField(default=0)
+    progress_total = models.PositiveIntegerField(default=0)
+    content_hash = models.CharField(max_length=64, blank=True)
+    # Chunks are written under a new generation before older generations are deleted, so a
+    # crash mid-way leaves the previous index answering.
+    generation = models.PositiveIntegerField(default=0)
+    chunk_count = models.PositiveIntegerField(default=0)
+    private = models.BooleanField(default=False, help_text="Hide links to this source in answers.")
+    options = models.JSONField(default=dict, blank=True, help_text="Kind-specific: branch, globs, crawl.")
+    last_indexed_at = models.DateTimeField(null=True, blank=True)
+    reindex_count = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["guru", "status"])]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["guru", "url"], condition=~models.Q(url=""), name="source_unique_url_per_guru"
+            ),
+            models.UniqueConstraint(
+                fields=["guru", "content_hash"],
+                condition=models.Q(kind="PDF") & ~models.Q(content_hash=""),
+                name="source_unique_pdf_per_guru",
+            ),
+            models.CheckConstraint(
+                condition=~models.Q(url="") | ~models.Q(file=""), name="source_has_url_or_file"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(progress_done__lte=models.F("progress_total")) | models.Q(progress_total=0),
+                name="source_progress_bounded",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.title or self.url or self.file.name
+
+
+class GithubFile(models.Model):
+    """One file of an indexed repository; re-sync diffs by blob sha."""
+
+    source = models.ForeignKey(DataSource, on_delete=models.CASCADE, related_name="github_files")
+    path = models.CharField(max_length=1000)
+    blob_sha = models.CharField(max_length=64)
+    size = models.PositiveIntegerField()
+    link = models.URLField(max_length=2000)
+    in_index = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["path"]
+        constraints = [
+            models.UniqueConstraint(fields=["source", "path"], name="githubfile_unique_path"),
+        ]
+
+    def __str__(self) -> str:
+        return self.path
+
+
+class Summarization(TimeStampedModel):
+    """A node of a summary tree: per-source leaves merged recursively up to one guru summary."""
+
+    guru = models.ForeignKey(Guru, on_delete=models.CASCADE, related_name="summarizations")
+    source = models.ForeignKey(
+        DataSource, on_delete=models.CASCADE, null=True, blank=True, related_name="summarizations"
+    )
+    parent = models.ForeignKey(
+        "self", on_delete=models.CASCADE, null=True, blank=True, related_name="children"
+    )
+    level = models.PositiveSmallIntegerField(default=0)
+    is_root = models.BooleanField(default=False)
+    text = models.TextField()
+    model = models.CharField(max_length=200, blank=True)
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["guru", "level", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["guru"], condition=models.Q(is_root=True), name="summarization_one_root_per_guru"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.guru} summary L{self.level}"

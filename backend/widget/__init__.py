@@ -1,0 +1,1 @@
+"""Embeddable widget: widget ids, allowed origins, widget endpoints."""

@@ -1,0 +1,41 @@
+"""Shared fixtures: isolated media root, fresh in-memory fakes, and real Milvus (Lite or server)."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from pytest_django.fixtures import Settings as SettingsWrapper
+
+from backend.adapters.vector_store.fake import InMemoryVectorStore
+from backend.adapters.vector_store.milvus import MilvusVectorStore
+
+
+@pytest.fixture(autouse=True)
+def _isolated_state(settings: SettingsWrapper, tmp_path: Path) -> Iterator[None]:
+    settings.MEDIA_ROOT = str(tmp_path / "media")
+    InMemoryVectorStore.reset()
+    yield
+    InMemoryVectorStore.reset()
+
+
+@pytest.fixture(scope="session")
+def milvus_uri(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """MILVUS_URI when the run provides a server (production profile), else a Milvus Lite dir."""
+    return os.environ.get("MILVUS_URI") or str(tmp_path_factory.mktemp("milvus") / "milvus.db")
+
+
+@pytest.fixture
+def milvus(settings: SettingsWrapper, milvus_uri: str) -> Iterator[MilvusVectorStore]:
+    """Point the registry at real Milvus with a per-test collection prefix; drop what the test made."""
+    prefix = f"t{uuid.uuid4().hex[:10]}_"
+    settings.OPENGURU_VECTOR_STORE = {"BACKEND": "milvus", "URI": milvus_uri, "TOKEN": ""}
+    settings.OPENGURU_COLLECTION_PREFIX = prefix
+    store = MilvusVectorStore(uri=milvus_uri)
+    yield store
+    for name in store.list_collections():
+        if name.startswith(prefix):
+            store.drop_collection(name)

@@ -8,7 +8,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from backend.core.selectors import health_check
-from backend.gurus.selectors import guru_collection_report, guru_list_for_user
+from backend.gurus.selectors import guru_collection_reports, guru_list_for_user
 
 
 @require_GET
@@ -22,6 +22,5 @@ def healthz(request: HttpRequest) -> JsonResponse:
 @login_required
 @require_GET
 def dashboard_home(request: HttpRequest) -> HttpResponse:
-    gurus = guru_list_for_user(user=request.user).order_by("name")
-    reports = [guru_collection_report(guru=g) for g in gurus]
+    reports = guru_collection_reports(gurus=guru_list_for_user(user=request.user))
     return render(request, "dashboard/home.html", {"reports": reports})

@@ -6,17 +6,17 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from backend.gurus.models import Guru
+from backend.gurus.models import Guru, VectorCollection
 from backend.gurus.selectors import guru_collection_report, guru_list_for_user
 
 
 @admin.register(Guru)
 class GuruAdmin(admin.ModelAdmin):
-    list_display = ["name", "slug", "active", "collection_status", "vector_collection"]
+    list_display = ["name", "slug", "active"]
     search_fields = ["name", "slug"]
-    list_filter = ["active", "private", "collection_status"]
+    list_filter = ["active", "private"]
     filter_horizontal = ["maintainers"]
-    readonly_fields = ["vector_collection", "collection_status", "collection_error", "collection_stats"]
+    readonly_fields = ["collection_stats"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Guru]:
         return guru_list_for_user(user=request.user)
@@ -31,3 +31,17 @@ class GuruAdmin(admin.ModelAdmin):
         info = report.info
         text = f"{info.name}: {info.row_count} chunks, {info.dimension}-d, {'loaded' if info.loaded else 'not loaded'}"
         return f"{text} — {report.problem}" if report.problem else text
+
+
+@admin.register(VectorCollection)
+class VectorCollectionAdmin(admin.ModelAdmin):
+    """Read-only: the lifecycle services own these rows."""
+
+    list_display = ["name", "guru_id", "dimension", "status", "updated_at"]
+    list_filter = ["status"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: VectorCollection | None = None) -> bool:
+        return False

@@ -39,24 +39,33 @@ class Guru(TimeStampedModel):
     private = models.BooleanField(default=False, help_text="Only maintainers and API keys can ask.")
     rerank_threshold = models.FloatField(null=True, blank=True, validators=_unit_interval)
     trust_score_threshold = models.FloatField(null=True, blank=True, validators=_unit_interval)
-    # The name the collection currently has in the vector store; the slug decides the name it
-    # should have, and the sync service converges the two (see gurus/services.py).
-    vector_collection = models.CharField(max_length=255, blank=True, editable=False)
-    collection_status = models.CharField(
-        max_length=10, choices=CollectionStatus.choices, default=CollectionStatus.PENDING, editable=False
-    )
-    collection_error = models.TextField(blank=True, editable=False)
-
     class Meta:
         ordering = ["name"]
         constraints = [
             models.CheckConstraint(condition=models.Q(slug__regex=SLUG_PATTERN), name="guru_slug_format"),
-            models.UniqueConstraint(
-                fields=["vector_collection"],
-                condition=~models.Q(vector_collection=""),
-                name="guru_unique_vector_collection",
-            ),
         ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class VectorCollection(models.Model):
+    """The collection a guru has in the vector store; written only by gurus.services.
+
+    Kept apart from Guru so that saving a stale Guru instance cannot overwrite it, and keyed by the
+    guru's id without a foreign key so the record outlives a deleted guru until its collection
+    has really been dropped.
+    """
+
+    guru_id = models.BigIntegerField(unique=True)
+    name = models.CharField(max_length=255, unique=True)
+    dimension = models.PositiveIntegerField()
+    status = models.CharField(max_length=10, choices=CollectionStatus.choices, default=CollectionStatus.PENDING)
+    error = models.TextField(blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
 
     def __str__(self) -> str:
         return self.name

@@ -9,7 +9,7 @@ from django.contrib.auth.models import AnonymousUser
 from django.db.models import QuerySet
 
 from backend.adapters import registry
-from backend.gurus.models import Guru
+from backend.gurus.models import CollectionStatus, Guru, VectorCollection
 from backend.gurus.services import collection_name_for
 from backend.pipeline.errors import ServiceError
 from backend.pipeline.types import CollectionInfo
@@ -21,6 +21,7 @@ class CollectionReport:
 
     guru: Guru
     expected_name: str
+    record: VectorCollection | None
     info: CollectionInfo | None
     embedder_dimension: int
     problem: str
@@ -35,29 +36,35 @@ def guru_list_for_user(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Gu
     return Guru.objects.filter(maintainers=user)
 
 
-def _problem(guru: Guru, expected: str, info: CollectionInfo | None, dimension: int) -> str:
-    if guru.collection_error:
-        return guru.collection_error
+def _problem(expected: str, record: VectorCollection | None, info: CollectionInfo | None, dimension: int) -> str:
+    if record is not None and record.status == CollectionStatus.ERROR:
+        return record.error
     if info is None:
-        return "collection missing (sync pending or failed)"
+        return "collection missing (sync pending)" if record is None else "collection missing from the vector store"
     if info.dimension != dimension:
         return f"dimension {info.dimension} != embedder {dimension}: re-embed needed"
-    if guru.vector_collection != expected:
+    if record is None or record.name != expected:
         return "rename pending"
     return ""
 
 
 def guru_collection_report(*, guru: Guru) -> CollectionReport:
     """Compare one guru's collection with its slug and the configured embedder."""
+    return _report(guru, VectorCollection.objects.filter(guru_id=guru.pk).first())
+
+
+def _report(guru: Guru, record: VectorCollection | None) -> CollectionReport:
     expected = collection_name_for(guru.slug)
     dimension = registry.embedder().dimension
     try:
-        info = registry.vector_store().collection_info(guru.vector_collection or expected)
+        info = registry.vector_store().collection_info(record.name if record else expected)
     except ServiceError as exc:
-        return CollectionReport(guru, expected, None, dimension, f"vector store unavailable: {exc}")
-    return CollectionReport(guru, expected, info, dimension, _problem(guru, expected, info, dimension))
+        return CollectionReport(guru, expected, record, None, dimension, f"vector store unavailable: {exc}")
+    return CollectionReport(guru, expected, record, info, dimension, _problem(expected, record, info, dimension))
 
 
-def guru_collection_reports() -> list[CollectionReport]:
-    """Reports for every guru, ordered by slug."""
-    return [guru_collection_report(guru=g) for g in Guru.objects.order_by("slug")]
+def guru_collection_reports(*, gurus: QuerySet[Guru] | None = None) -> list[CollectionReport]:
+    """Reports for the given gurus (default: all), ordered by slug, with one query for records."""
+    gurus = (gurus if gurus is not None else Guru.objects.all()).order_by("slug")
+    records = {r.guru_id: r for r in VectorCollection.objects.filter(guru_id__in=[g.pk for g in gurus])}
+    return [_report(g, records.get(g.pk)) for g in gurus]

@@ -10,8 +10,8 @@ from django.conf import settings
 from django.db import transaction
 
 from backend.adapters import registry
-from backend.gurus.models import CollectionStatus, Guru
-from backend.pipeline.errors import PermanentServiceError
+from backend.gurus.models import CollectionStatus, Guru, VectorCollection
+from backend.pipeline.errors import PermanentServiceError, TransientServiceError
 
 logger = logging.getLogger(__name__)
 
@@ -29,11 +29,10 @@ def collection_lock_name(guru_id: int) -> str:
 
 
 def guru_collection_schedule_sync(*, guru: Guru) -> None:
-    """After commit, converge the guru's collection if it is not known to be in step."""
-    in_step = (
-        guru.collection_status == CollectionStatus.READY
-        and guru.vector_collection == collection_name_for(guru.slug)
-    )
+    """After commit, converge the guru's collection unless it is known to be in step."""
+    in_step = VectorCollection.objects.filter(
+        guru_id=guru.pk, name=collection_name_for(guru.slug), status=CollectionStatus.READY
+    ).exists()
     if in_step:
         return
     from backend.gurus.tasks import guru_collection_sync as guru_collection_sync_task
@@ -43,44 +42,57 @@ def guru_collection_schedule_sync(*, guru: Guru) -> None:
 
 
 def guru_collection_schedule_drop(*, guru: Guru) -> None:
-    """After the guru's deletion commits, drop its collection (under either name) and files."""
+    """After the guru's deletion commits, drop its collection (whatever its name) and files."""
     from backend.gurus.tasks import guru_collection_drop as guru_collection_drop_task
 
-    names = sorted({n for n in (guru.vector_collection, collection_name_for(guru.slug)) if n})
-    guru_id = guru.pk
-    transaction.on_commit(lambda: guru_collection_drop_task.delay(guru_id=guru_id, collection_names=names))
+    guru_id, name = guru.pk, collection_name_for(guru.slug)
+    transaction.on_commit(lambda: guru_collection_drop_task.delay(guru_id=guru_id, collection_names=[name]))
+
+
+def _record_failure(*, guru_id: int, name: str, dimension: int, error: str) -> None:
+    VectorCollection.objects.update_or_create(
+        guru_id=guru_id, defaults={"name": name, "dimension": dimension, "status": CollectionStatus.ERROR,
+                                   "error": error},
+    )
 
 
 def guru_collection_sync(*, guru_id: int) -> None:
     """Create or rename the guru's collection to match its slug, and check its dimension.
 
     Idempotent; the caller holds the guru's collection lock. A deleted guru is a no-op.
-    Raises PermanentServiceError (after recording it on the guru) or TransientServiceError.
+    Raises PermanentServiceError (after recording it) or TransientServiceError.
     """
     guru = Guru.objects.filter(pk=guru_id).first()
     if guru is None:
         return
     desired = collection_name_for(guru.slug)
+    if VectorCollection.objects.filter(name=desired).exclude(guru_id=guru_id).exists():
+        raise TransientServiceError(f"Collection name {desired} is still held by a deleted guru being dropped.")
+    record = VectorCollection.objects.filter(guru_id=guru_id).first()
+    dimension = registry.embedder().dimension
     store = registry.vector_store()
     try:
-        if guru.vector_collection and guru.vector_collection != desired:
-            store.rename_collection(guru.vector_collection, desired)
-        store.ensure_collection(desired, dimension=registry.embedder().dimension)
+        if record is not None and record.name != desired:
+            store.rename_collection(record.name, desired)
+        store.ensure_collection(desired, dimension=dimension)
     except PermanentServiceError as exc:
-        Guru.objects.filter(pk=guru_id).update(collection_status=CollectionStatus.ERROR, collection_error=str(exc))
+        _record_failure(guru_id=guru_id, name=record.name if record else desired, dimension=dimension, error=str(exc))
         logger.error("guru %s collection sync failed: %s", guru_id, exc)
         raise
-    # update() sends no post_save signal, so this cannot schedule another sync.
-    Guru.objects.filter(pk=guru_id).update(
-        vector_collection=desired, collection_status=CollectionStatus.READY, collection_error=""
+    VectorCollection.objects.update_or_create(
+        guru_id=guru_id,
+        defaults={"name": desired, "dimension": dimension, "status": CollectionStatus.READY, "error": ""},
     )
 
 
 def guru_collection_drop(*, guru_id: int, collection_names: list[str]) -> None:
-    """Drop a deleted guru's collections and uploaded files. Idempotent."""
+    """Drop a deleted guru's collections and uploaded files, then forget its record. Idempotent."""
+    record = VectorCollection.objects.filter(guru_id=guru_id).first()
+    names = set(collection_names) | ({record.name} if record else set())
     store = registry.vector_store()
-    for name in collection_names:
+    for name in sorted(names):
         store.drop_collection(name)
     folder = Path(settings.MEDIA_ROOT) / "sources" / str(int(guru_id))
     if folder.exists():
         shutil.rmtree(folder)
+    VectorCollection.objects.filter(guru_id=guru_id).delete()

@@ -113,6 +113,7 @@ USE_TZ = True
 
 STATIC_URL = "/static/"
 STATIC_ROOT = DATA_DIR / "static"
+STATIC_ROOT.mkdir(exist_ok=True)  # WhiteNoise warns about a missing root on every request
 STATICFILES_DIRS = [BASE_DIR / "frontend" / "static"]
 MEDIA_URL = "/media/"
 MEDIA_ROOT = DATA_DIR / "media"

@@ -1,0 +1,424 @@
+"""Throwaway loopback servers (Milvus Lite, Redis, PostgreSQL) for tests and the embedded launcher."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import logging
+import os
+import pwd
+import re
+import shutil
+import signal
+import socket
+import stat
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+logger = logging.getLogger(__name__)
+
+LOOPBACK = "127.0.0.1"
+PG_ROLE = "openguru"
+PG_DATABASE = "postgres"
+PG_OS_USER = "postgres"
+_LOG_TAIL_BYTES = 2000
+_POLL_SECONDS = 0.05
+
+
+class SidecarError(RuntimeError):
+    """A sidecar could not be started or did not become ready."""
+
+
+class SidecarUnavailable(SidecarError):
+    """The sidecar's binary is not installed on this machine."""
+
+
+@dataclass
+class Sidecar:
+    """A server process we own; `stop()` leaves no process of its group behind."""
+
+    name: str
+    url: str
+    process: subprocess.Popen[bytes]
+    log_path: Path
+    stop_signal: signal.Signals = signal.SIGTERM
+    cleanup_paths: tuple[Path, ...] = field(default=())
+
+    @property
+    def port(self) -> int:
+        port = urlsplit(self.url).port
+        if port is None:
+            raise SidecarError(f"sidecar URL has no port: {self.url}")
+        return port
+
+    def stop(self, timeout: float = 10) -> None:
+        """Ask the process group to stop, SIGKILL what is left after `timeout`, reap, clean up."""
+        pgid = self.process.pid  # start_new_session=True makes the leader's pid the group id
+        if self.process.returncode is None:  # not reaped yet, so the pid cannot have been reused
+            _signal_group(pgid, self.stop_signal)
+            if not _wait_for_exit(self.process, timeout):
+                logger.warning(
+                    "sidecar %s ignored %s for %.1fs; killing it", self.name, self.stop_signal.name, timeout
+                )
+        # Also sweeps children the leader left behind: orphans keep the group (and its id) alive.
+        _signal_group(pgid, signal.SIGKILL)
+        returncode = self.process.wait()
+        for path in self.cleanup_paths:
+            shutil.rmtree(path, ignore_errors=True)
+        logger.info("sidecar %s stopped (exit status %s)", self.name, returncode)
+
+
+def free_port() -> int:
+    """Return a TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((LOOPBACK, 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_for_port(
+    host: str,
+    port: int,
+    *,
+    timeout: float,
+    proc: subprocess.Popen[bytes] | None = None,
+    log_path: Path | None = None,
+) -> None:
+    """Block until `host:port` accepts TCP connections; fail fast if `proc` exits."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if proc is not None and proc.poll() is not None:
+            raise SidecarError(
+                f"process {proc.pid} exited with status {proc.returncode} before {host}:{port} opened"
+                + _log_tail(log_path)
+            )
+        if _port_open(host, port):
+            return
+        if time.monotonic() >= deadline:
+            raise SidecarError(f"{host}:{port} did not open within {timeout:.1f}s" + _log_tail(log_path))
+        time.sleep(_POLL_SECONDS)
+
+
+def start_milvus_lite(
+    *,
+    data_dir: Path,
+    port: int | None = None,
+    log_dir: Path,
+    milvus_lite_bin: str | None = None,
+    startup_timeout: float = 60.0,
+) -> Sidecar:
+    """Run `milvus-lite server` on 127.0.0.1 for `data_dir` (one server per data dir)."""
+    binary = milvus_lite_bin or _milvus_lite_binary()
+    port = _pick_port(port)
+    data_dir.mkdir(parents=True, exist_ok=True)
+    argv = [binary, "server", "--data-dir", str(data_dir), "--host", LOOPBACK, "--port", str(port)]
+    spec = _LaunchSpec(
+        name="milvus-lite",
+        argv=argv,
+        url=f"http://{LOOPBACK}:{port}",
+        log_path=log_dir / "milvus-lite.log",
+        stop_signal=signal.SIGINT,  # its KeyboardInterrupt path closes the DB; SIGTERM just kills it
+        env={"PYTHONUNBUFFERED": "1"},
+    )
+    return _launch(spec, ready=lambda sidecar: _wait_for_sidecar_port(sidecar, startup_timeout))
+
+
+def start_redis(*, work_dir: Path, port: int | None = None, startup_timeout: float = 10.0) -> Sidecar:
+    """Run a foreground, non-persistent `redis-server` on 127.0.0.1."""
+    binary = _require_binary("redis-server", hint="apt-get install redis-server")
+    port = _pick_port(port)
+    work_dir.mkdir(parents=True, exist_ok=True)
+    argv = [
+        binary, "--port", str(port), "--bind", LOOPBACK, "--daemonize", "no",
+        "--save", "", "--appendonly", "no", "--dir", str(work_dir),
+    ]  # fmt: skip
+    url = f"redis://{LOOPBACK}:{port}/0"
+    spec = _LaunchSpec(name="redis", argv=argv, url=url, log_path=work_dir / "redis.log")
+    return _launch(spec, ready=lambda sidecar: _wait_for_sidecar_port(sidecar, startup_timeout))
+
+
+def start_postgres(*, work_dir: Path, port: int | None = None, startup_timeout: float = 30.0) -> Sidecar:
+    """Run a throwaway PostgreSQL cluster on 127.0.0.1 with superuser `openguru` (trust auth, no fsync).
+
+    As root the cluster runs as the `postgres` OS user (initdb refuses root). Its socket directory, and
+    the data directory too when `work_dir` is not reachable by that user, live in a private temp
+    directory that `stop()` removes. An existing cluster in `work_dir/pgdata` is reused.
+    """
+    bin_dir = _postgres_bin_dir()
+    port = _pick_port(port)
+    work_dir.mkdir(parents=True, exist_ok=True)
+    os_user = _postgres_os_user()
+    runtime_dir = Path(tempfile.mkdtemp(prefix="openguru-pg-"))
+    data_dir = work_dir / "pgdata"
+    if os_user is not None and not _traversable_by(work_dir, os_user):
+        data_dir = runtime_dir / "pgdata"
+    try:
+        _prepare_postgres_dirs(runtime_dir=runtime_dir, data_dir=data_dir, os_user=os_user)
+        log_path = work_dir / "postgres.log"
+        if not (data_dir / "PG_VERSION").exists():
+            _initdb(bin_dir=bin_dir, data_dir=data_dir, os_user=os_user, log_path=log_path)
+    except BaseException:
+        shutil.rmtree(runtime_dir, ignore_errors=True)
+        raise
+    argv = [
+        str(bin_dir / "postgres"), "-D", str(data_dir), "-p", str(port), "-k", str(runtime_dir),
+        "-c", f"listen_addresses={LOOPBACK}", "-c", "fsync=off",
+        "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
+    ]  # fmt: skip
+    spec = _LaunchSpec(
+        name="postgres",
+        argv=argv,
+        url=f"postgresql://{PG_ROLE}@{LOOPBACK}:{port}/{PG_DATABASE}",
+        log_path=log_path,
+        os_user=os_user,
+        stop_signal=signal.SIGINT,  # "fast" shutdown; SIGTERM ("smart") waits for clients to disconnect
+        cleanup_paths=(runtime_dir,),
+    )
+    return _launch(spec, ready=lambda sidecar: _wait_for_postgres_login(sidecar, startup_timeout))
+
+
+@dataclass(frozen=True)
+class _LaunchSpec:
+    name: str
+    argv: list[str]
+    url: str
+    log_path: Path
+    os_user: pwd.struct_passwd | None = None
+    stop_signal: signal.Signals = signal.SIGTERM
+    cleanup_paths: tuple[Path, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+
+
+def _launch(spec: _LaunchSpec, *, ready: Callable[[Sidecar], None]) -> Sidecar:
+    """Start `spec.argv` in its own session, output to its log; stop it again if it never gets ready."""
+    spec.log_path.parent.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    try:
+        with spec.log_path.open("ab") as log_file:
+            process = subprocess.Popen(
+                spec.argv,
+                stdin=subprocess.DEVNULL,
+                stdout=log_file,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                **_run_as_kwargs(spec.os_user, spec.env),
+            )
+    except OSError as exc:
+        for path in spec.cleanup_paths:
+            shutil.rmtree(path, ignore_errors=True)
+        raise SidecarError(f"could not start {spec.name} ({spec.argv[0]}): {exc}") from exc
+    sidecar = Sidecar(spec.name, spec.url, process, spec.log_path, spec.stop_signal, spec.cleanup_paths)
+    try:
+        ready(sidecar)
+    except BaseException:
+        sidecar.stop(timeout=5)
+        raise
+    elapsed = time.monotonic() - started
+    logger.info("sidecar %s ready at %s in %.2fs (pid %s)", spec.name, spec.url, elapsed, process.pid)
+    return sidecar
+
+
+def _wait_for_sidecar_port(sidecar: Sidecar, timeout: float) -> None:
+    wait_for_port(LOOPBACK, sidecar.port, timeout=timeout, proc=sidecar.process, log_path=sidecar.log_path)
+    if sidecar.process.poll() is not None:  # someone else owned the port and our server gave up
+        raise SidecarError(f"{sidecar.name} exited right after its port opened" + _log_tail(sidecar.log_path))
+
+
+def _wait_for_postgres_login(sidecar: Sidecar, timeout: float) -> None:
+    """The port opens before recovery ends ("the database system is starting up"), so log in too."""
+    deadline = time.monotonic() + timeout
+    _wait_for_sidecar_port(sidecar, timeout)
+    while not _postgres_login_ok(LOOPBACK, sidecar.port):
+        if sidecar.process.poll() is not None or time.monotonic() >= deadline:
+            raise SidecarError(
+                f"postgres on port {sidecar.port} did not accept a login as {PG_ROLE!r} within {timeout:.1f}s"
+                + _log_tail(sidecar.log_path)
+            )
+        time.sleep(_POLL_SECONDS)
+
+
+def _postgres_login_ok(host: str, port: int) -> bool:
+    """Speak just enough of the v3 protocol (trust auth) to see ReadyForQuery; stdlib only."""
+    params = f"user\0{PG_ROLE}\0database\0{PG_DATABASE}\0\0".encode()
+    try:
+        with socket.create_connection((host, port), timeout=2) as sock:
+            sock.sendall(struct.pack("!ii", 8 + len(params), 196608) + params)
+            while True:
+                kind, body = _read_pg_message(sock)
+                if kind == b"E" or (kind == b"R" and body[:4] != b"\0\0\0\0"):
+                    return False
+                if kind == b"Z":
+                    sock.sendall(b"X" + struct.pack("!i", 4))
+                    return True
+    except OSError:
+        return False
+
+
+def _read_pg_message(sock: socket.socket) -> tuple[bytes, bytes]:
+    header = _recv_exactly(sock, 5)
+    (length,) = struct.unpack("!i", header[1:])
+    return header[:1], _recv_exactly(sock, length - 4)
+
+
+def _recv_exactly(sock: socket.socket, size: int) -> bytes:
+    data = b""
+    while len(data) < size:
+        chunk = sock.recv(size - len(data))
+        if not chunk:
+            raise ConnectionResetError(errno.ECONNRESET, "postgres closed the connection")
+        data += chunk
+    return data
+
+
+def _initdb(*, bin_dir: Path, data_dir: Path, os_user: pwd.struct_passwd | None, log_path: Path) -> None:
+    argv = [
+        str(bin_dir / "initdb"), "-D", str(data_dir), "-A", "trust", "-U", PG_ROLE,
+        "-E", "UTF8", "--locale=C", "--no-sync",
+    ]  # fmt: skip
+    started = time.monotonic()
+    with log_path.open("ab") as log_file:
+        result = subprocess.run(
+            argv, stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT,
+            check=False, **_run_as_kwargs(os_user, {}),
+        )  # fmt: skip
+    if result.returncode != 0:
+        raise SidecarError(f"initdb failed with status {result.returncode}" + _log_tail(log_path))
+    logger.info("initdb of %s took %.2fs", data_dir, time.monotonic() - started)
+
+
+def _prepare_postgres_dirs(*, runtime_dir: Path, data_dir: Path, os_user: pwd.struct_passwd | None) -> None:
+    data_dir.mkdir(mode=0o700, exist_ok=True)
+    if os_user is not None:
+        for path in (runtime_dir, data_dir):
+            os.chown(path, os_user.pw_uid, os_user.pw_gid)
+
+
+def _run_as_kwargs(os_user: pwd.struct_passwd | None, env: dict[str, str]) -> dict[str, Any]:
+    """Popen arguments for the child's environment and, as root, for dropping to `os_user`.
+
+    The child execs under the new uid directly (no runuser/su in between): its pid is ours to signal and reap.
+    """
+    if os_user is None:
+        return {"env": {**os.environ, **env}}
+    identity = {"HOME": os_user.pw_dir, "USER": os_user.pw_name, "LOGNAME": os_user.pw_name}
+    return {
+        "env": {**os.environ, **identity, **env},
+        "user": os_user.pw_uid,
+        "group": os_user.pw_gid,
+        "extra_groups": [],
+        "cwd": "/",  # the caller's cwd may not be readable by os_user
+    }
+
+
+def _postgres_os_user() -> pwd.struct_passwd | None:
+    """None when we are not root; otherwise the OS account the server must run as."""
+    if os.geteuid() != 0:
+        return None
+    try:
+        return pwd.getpwnam(PG_OS_USER)
+    except KeyError:
+        raise SidecarUnavailable(
+            f"running as root, but there is no {PG_OS_USER!r} OS user to run PostgreSQL as "
+            "(apt-get install postgresql creates it)"
+        ) from None
+
+
+def _traversable_by(path: Path, user: pwd.struct_passwd) -> bool:
+    """Whether `user` may search every directory from `/` down to `path`."""
+    resolved = path.resolve()
+    for directory in (resolved, *resolved.parents):
+        mode = directory.stat()
+        if mode.st_uid == user.pw_uid:
+            bit = stat.S_IXUSR
+        elif mode.st_gid == user.pw_gid:
+            bit = stat.S_IXGRP
+        else:
+            bit = stat.S_IXOTH
+        if not mode.st_mode & bit:
+            return False
+    return True
+
+
+def _postgres_bin_dir() -> Path:
+    """The newest /usr/lib/postgresql/<version>/bin, else the directory of `initdb` on PATH."""
+    candidates = [path for path in Path("/usr/lib/postgresql").glob("*/bin") if (path / "initdb").exists()]
+    if candidates:
+        return max(candidates, key=lambda path: _version_key(path.parent.name))
+    initdb = _require_binary("initdb", hint="apt-get install postgresql")
+    bin_dir = Path(initdb).parent
+    if not (bin_dir / "postgres").exists():
+        raise SidecarUnavailable(f"found {initdb} but no postgres next to it; apt-get install postgresql")
+    return bin_dir
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", version))
+
+
+def _milvus_lite_binary() -> str:
+    beside_python = Path(sys.executable).parent / "milvus-lite"
+    if beside_python.exists():
+        return str(beside_python)
+    return _require_binary("milvus-lite", hint="pip install milvus-lite")
+
+
+def _require_binary(name: str, *, hint: str) -> str:
+    path = shutil.which(name)
+    if path is None:
+        raise SidecarUnavailable(f"{name} is not installed or not on PATH; install it with: {hint}")
+    return path
+
+
+def _pick_port(port: int | None) -> int:
+    """A fresh port, or `port` if nothing listens on it (else readiness checks would find the squatter)."""
+    if port is None:
+        return free_port()
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the servers do: TIME_WAIT is fine
+        try:
+            sock.bind((LOOPBACK, port))
+        except OSError as exc:
+            raise SidecarError(f"port {LOOPBACK}:{port} is already in use: {exc}") from exc
+    return port
+
+
+def _port_open(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+def _signal_group(pgid: int, signum: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError):  # the whole group is already gone
+        os.killpg(pgid, signum)
+
+
+def _wait_for_exit(process: subprocess.Popen[bytes], timeout: float) -> bool:
+    """Wait for the leader to exit *without reaping it*, so its pid (= our group id) cannot be reused yet."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+                return True
+        except ChildProcessError:  # already reaped elsewhere
+            return True
+        time.sleep(_POLL_SECONDS)
+    return False
+
+
+def _log_tail(log_path: Path | None) -> str:
+    if log_path is None or not log_path.exists():
+        return ""
+    with log_path.open("rb") as log_file:
+        log_file.seek(max(0, log_path.stat().st_size - _LOG_TAIL_BYTES))
+        tail = log_file.read().decode("utf-8", errors="replace")
+    return f"\n--- last lines of {log_path} ---\n{tail}"

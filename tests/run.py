@@ -1,0 +1,109 @@
+"""The full test suite, as `./openguru test` runs it.
+
+Pass 1 runs everything on the embedded default (SQLite, Milvus Lite, filesystem broker).
+Pass 2 re-runs the tests marked `production_profile` against throwaway PostgreSQL, Redis and a
+Milvus server process on loopback. Without those binaries pass 2 is skipped loudly on a laptop and
+fails under CI=true, so CI can never pass by skipping it.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+
+from backend.core.sidecars import Sidecar, SidecarError, SidecarUnavailable, start_milvus_lite, start_postgres, start_redis
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@dataclass
+class Counts:
+    """Totals read from a pytest JUnit report."""
+
+    passed: int = 0
+    failed: int = 0
+    skipped: int = 0
+
+    def add(self, report: Path) -> None:
+        if not report.exists():
+            self.failed += 1
+            return
+        for suite in ET.parse(report).getroot().iter("testsuite"):
+            total = int(suite.get("tests", 0))
+            failed = int(suite.get("failures", 0)) + int(suite.get("errors", 0))
+            skipped = int(suite.get("skipped", 0))
+            self.passed += total - failed - skipped
+            self.failed += failed
+            self.skipped += skipped
+
+
+def _pytest(args: list[str], env: dict[str, str], report: Path) -> int:
+    cmd = [sys.executable, "-m", "pytest", f"--junitxml={report}", *args]
+    return subprocess.call(cmd, cwd=REPO, env=env)
+
+
+def _banner(text: str) -> None:
+    line = "=" * 78
+    sys.stdout.write(f"\n{line}\n{text}\n{line}\n")
+    sys.stdout.flush()
+
+
+def _production_services(work: Path) -> list[Sidecar]:
+    started: list[Sidecar] = []
+    try:
+        started.append(start_postgres(work_dir=work / "pg"))
+        started.append(start_redis(work_dir=work / "redis"))
+        started.append(start_milvus_lite(data_dir=work / "milvus", log_dir=work))
+    except SidecarError:
+        for sidecar in started:
+            sidecar.stop()
+        raise
+    return started
+
+
+def _production_pass(args: list[str], env: dict[str, str], work: Path, counts: Counts) -> int:
+    try:
+        services = _production_services(work)
+    except SidecarUnavailable as exc:
+        if os.environ.get("CI") == "true":
+            _banner(f"PRODUCTION PROFILE CANNOT RUN IN CI: {exc}")
+            counts.failed += 1
+            return 1
+        _banner(f"WARNING: production-profile tests SKIPPED: {exc}\n(They run in CI; install the servers to run them here.)")
+        return 0
+    pg, redis, milvus = services
+    prod_env = dict(env, DATABASE_URL=pg.url, REDIS_URL=redis.url, MILVUS_URI=milvus.url)
+    _banner(f"Pass 2: production profile (PostgreSQL {pg.url}, Redis {redis.url}, Milvus {milvus.url})")
+    try:
+        report = work / "production.xml"
+        code = _pytest(["-m", "production_profile", *args], prod_env, report)
+        counts.add(report)
+        return code
+    finally:
+        for sidecar in reversed(services):
+            sidecar.stop()
+
+
+def main(argv: list[str]) -> int:
+    counts = Counts()
+    with tempfile.TemporaryDirectory(prefix="openguru-tests-") as tmp:
+        work = Path(tmp)
+        env = dict(os.environ, OPENGURU_DATA_DIR=str(work / "data"), PYTHONUNBUFFERED="1")
+        env.pop("MILVUS_URI", None)
+        _banner("Pass 1: embedded default (SQLite, Milvus Lite, filesystem broker)")
+        first = _pytest(argv, env, work / "embedded.xml")
+        counts.add(work / "embedded.xml")
+        second = _production_pass(argv, env, work, counts)
+    sys.stdout.write(f"\nopenguru: {counts.passed} passed, {counts.failed} failed, {counts.skipped} skipped\n")
+    # pytest exits 5 when a filter selects nothing; that is not a failure of the suite.
+    failed = [code for code in (first, second) if code not in (0, 5)]
+    return 1 if failed or counts.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -16,7 +16,14 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 
-from backend.core.sidecars import Sidecar, SidecarError, SidecarUnavailable, start_milvus_lite, start_postgres, start_redis
+from backend.core.sidecars import (
+    Sidecar,
+    SidecarError,
+    SidecarUnavailable,
+    start_milvus_lite,
+    start_postgres,
+    start_redis,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -74,7 +81,7 @@ def _production_pass(args: list[str], env: dict[str, str], work: Path, counts: C
             _banner(f"PRODUCTION PROFILE CANNOT RUN IN CI: {exc}")
             counts.failed += 1
             return 1
-        _banner(f"WARNING: production-profile tests SKIPPED: {exc}\n(They run in CI; install the servers to run them here.)")
+        _banner(f"WARNING: production-profile tests SKIPPED: {exc}\n(CI runs them; install the servers to run here.)")
         return 0
     pg, redis, milvus = services
     prod_env = dict(env, DATABASE_URL=pg.url, REDIS_URL=redis.url, MILVUS_URI=milvus.url)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
@@ -20,6 +22,12 @@ class GuruAdmin(admin.ModelAdmin):
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Guru]:
         return guru_list_for_user(user=request.user)
+
+    def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
+        super().save_related(request, form, formsets, change)
+        # A maintainer who creates a guru must keep seeing it, whatever the form said.
+        if not request.user.is_superuser:
+            form.instance.maintainers.add(request.user)
 
     @admin.display(description="Collection in the vector store")
     def collection_stats(self, obj: Guru) -> str:

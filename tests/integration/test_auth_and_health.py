@@ -62,3 +62,18 @@ def test_production_profile_really_uses_postgresql_redis_and_a_milvus_server() -
     assert settings.CACHES["default"]["BACKEND"].endswith("RedisCache")
     assert settings.CELERY_BROKER_URL.startswith("redis://")
     assert os.environ["MILVUS_URI"].startswith("http://127.0.0.1:")
+
+
+def test_staff_maintainer_creating_a_guru_in_admin_becomes_its_maintainer(client: Client) -> None:
+    from django.contrib.auth.models import Permission
+
+    staff = UserFactory(username="staff", is_staff=True)
+    staff.user_permissions.add(*Permission.objects.filter(codename__in=["add_guru", "view_guru", "change_guru"]))
+    client.force_login(staff)
+    response = client.post("/admin/gurus/guru/add/", {
+        "slug": "mine", "name": "Mine", "domain_knowledge": "x", "base_color": "#000000", "language": "en",
+        "active": "on",
+    })
+    assert response.status_code == 302, response.content.decode()[:2000]
+    assert list(Guru.objects.get(slug="mine").maintainers.all()) == [staff]
+    assert client.get("/admin/gurus/guru/").content.decode().count("/change/") >= 1

@@ -107,7 +107,8 @@ def test_integration_secrets_are_encrypted_at_rest() -> None:
     assert raw.startswith("fernet:") and "xoxb-secret-token" not in raw
     assert Integration.objects.get().access_token == "xoxb-secret-token"
     _violates(lambda: Integration.objects.create(kind=IntegrationKind.SLACK, guru=guru, external_id="T9"))
-    thread_fields = {"integration": integration, "external_thread_id": "1700.1", "binge": Binge.objects.create(guru=guru)}
+    binge = Binge.objects.create(guru=guru)
+    thread_fields = {"integration": integration, "external_thread_id": "1700.1", "binge": binge}
     Thread.objects.create(**thread_fields)
     _violates(lambda: Thread.objects.create(**thread_fields))
 

@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol
+from collections.abc import Iterator, Sequence
+from typing import Any, Protocol
 
+from backend.pipeline.llm_types import (
+    CancelToken,
+    Completion,
+    Flow,
+    JsonCompletion,
+    Message,
+    Passage,
+    RerankResult,
+    StreamEvent,
+)
 from backend.pipeline.types import Chunk, CollectionInfo, Hit
 
 
@@ -68,4 +78,52 @@ class VectorStore(Protocol):
         self, name: str, vector: Sequence[float], *, top_k: int, source_ids: Sequence[int] | None = None
     ) -> list[Hit]:
         """Nearest chunks by cosine similarity, optionally restricted to some sources."""
+        ...
+
+
+class ChatModel(Protocol):
+    """A chat LLM. Adapters retry 429/5xx with backoff, time out, and record usage.
+
+    Errors: TransientServiceError (retry later), PermanentServiceError (bad key, unknown model).
+    """
+
+    @property
+    def model(self) -> str:
+        """The provider's model id."""
+        ...
+
+    def complete(self, messages: Sequence[Message], *, max_tokens: int, flow: Flow) -> Completion:
+        """One whole answer."""
+        ...
+
+    def complete_json(
+        self, messages: Sequence[Message], *, schema: dict[str, Any], schema_name: str, max_tokens: int, flow: Flow
+    ) -> JsonCompletion:
+        """An object matching the JSON schema (provider structured output where available)."""
+        ...
+
+    def stream(
+        self, messages: Sequence[Message], *, max_tokens: int, flow: Flow, cancel: CancelToken | None = None
+    ) -> Iterator[StreamEvent]:
+        """TextDelta events, then one Usage. Stops early (and closes the connection) once `cancel` is set."""
+        ...
+
+
+class Reranker(Protocol):
+    """Scores passages against a query; must not embed passages at query time."""
+
+    @property
+    def name(self) -> str:
+        """What produced the scores, for telemetry (e.g. "local-fusion", "tei:bge-reranker-base")."""
+        ...
+
+    def rerank(
+        self,
+        query: str,
+        passages: Sequence[Passage],
+        *,
+        query_vector: Sequence[float] | None = None,
+        top_k: int | None = None,
+    ) -> list[RerankResult]:
+        """Results sorted by descending score in [0, 1]; at most top_k of them."""
         ...

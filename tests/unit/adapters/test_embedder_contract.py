@@ -46,11 +46,13 @@ def local_embedder() -> LocalMiniLMEmbedder:
     return LocalMiniLMEmbedder()
 
 
-@pytest.fixture(params=["hashing", "local_minilm"])
+@pytest.fixture(params=["hashing", "local_minilm", "openai", "gemini"])
 def embedder(request: pytest.FixtureRequest) -> Embedder:
+    """Every embedder; remote ones are real SDK adapters talking to fake servers (tests/fakes/)."""
     if request.param == "hashing":
         return HashingEmbedder()
-    embedder: Embedder = request.getfixturevalue("local_embedder")
+    name = "local_embedder" if request.param == "local_minilm" else f"{request.param}_embedder"
+    embedder: Embedder = request.getfixturevalue(name)
     return embedder
 
 

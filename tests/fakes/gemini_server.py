@@ -1,0 +1,1 @@
+"""Fake gemini server fixtures (filled in with issue #3)."""

@@ -1,0 +1,1 @@
+"""Fake openai server fixtures (filled in with issue #3)."""

@@ -1,0 +1,1 @@
+"""Fake tei server fixtures (filled in with issue #3)."""

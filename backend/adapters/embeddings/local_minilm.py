@@ -189,9 +189,7 @@ def _open_session(path: Path, intra_op_threads: int | None) -> onnxruntime.Infer
     if intra_op_threads is not None:
         options.intra_op_num_threads = intra_op_threads
     try:
-        return onnxruntime.InferenceSession(
-            str(path), sess_options=options, providers=["CPUExecutionProvider"]
-        )
+        return onnxruntime.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
     except Exception as exc:  # onnxruntime's error types all derive directly from Exception
         raise PermanentServiceError(f"onnxruntime cannot load the embedding model {path}: {exc}") from exc
 

@@ -168,9 +168,7 @@ def test_local_model_rejects_truncated_model_file(tmp_path: Path) -> None:
         LocalMiniLMEmbedder(model_path=model_copy).embed_query("truncated")
 
 
-def test_local_model_loads_once_under_concurrent_first_use(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_local_model_loads_once_under_concurrent_first_use(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     model_copy = copy_packaged_model(tmp_path)
     load_calls: list[Path] = []
     real_load = local_minilm._load_runtime

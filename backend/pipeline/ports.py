@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any, Protocol
 
+from backend.pipeline.answer_types import AnswerRequest, Grade, GradeInput, Understanding, UnderstandRequest
 from backend.pipeline.llm_types import (
     CancelToken,
     Completion,
@@ -14,6 +15,7 @@ from backend.pipeline.llm_types import (
     Passage,
     RerankResult,
     StreamEvent,
+    Usage,
 )
 from backend.pipeline.types import Chunk, CollectionInfo, Hit
 
@@ -126,4 +128,29 @@ class Reranker(Protocol):
         top_k: int | None = None,
     ) -> list[RerankResult]:
         """Results sorted by descending score in [0, 1]; at most top_k of them."""
+        ...
+
+
+class Answerer(Protocol):
+    """The task-level model calls the answer pipeline makes; an LLM or the offline extractive answerer."""
+
+    @property
+    def uses_llm(self) -> bool:
+        """False for the offline answerer, which never pretends to be a language model."""
+        ...
+
+    def understand(self, request: UnderstandRequest) -> tuple[Understanding, Usage | None]:
+        """Validate, prettify and classify a question; rewrite a retrieval query from the history."""
+        ...
+
+    def grade(self, question: str, contexts: Sequence[GradeInput]) -> tuple[list[Grade], Usage | None]:
+        """Relevance 0–1 of each context to the question, keyed by context id (one batched call)."""
+        ...
+
+    def answer(self, request: AnswerRequest, *, cancel: CancelToken | None = None) -> Iterator[StreamEvent]:
+        """Stream the cited answer: TextDelta events, then one Usage."""
+        ...
+
+    def summarize(self, texts: Sequence[str], *, max_chars: int) -> Completion:
+        """A summary of the texts no longer than max_chars."""
         ...

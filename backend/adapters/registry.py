@@ -14,75 +14,151 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 
-from backend.pipeline.ports import Embedder, VectorStore
+from backend.pipeline.ports import Answerer, ChatModel, Embedder, Reranker, VectorStore
+
+Config = dict[str, str]
 
 
-def _milvus_store(config: dict[str, str]) -> VectorStore:
+def _require(config: Config, key: str, what: str) -> str:
+    if not config.get(key):
+        raise ImproperlyConfigured(f"{what} needs {key.lower()} (see README: configuration).")
+    return config[key]
+
+
+def _milvus_store(config: Config) -> VectorStore:
     from backend.adapters.vector_store.milvus import MilvusVectorStore
 
-    if not config.get("URI"):
-        raise ImproperlyConfigured("OPENGURU_VECTOR_STORE['URI'] (env MILVUS_URI) is empty.")
-    return MilvusVectorStore(uri=config["URI"], token=config.get("TOKEN", ""))
+    return MilvusVectorStore(uri=_require(config, "URI", "Milvus (MILVUS_URI)"), token=config.get("TOKEN", ""))
 
 
-def _memory_store(config: dict[str, str]) -> VectorStore:
+def _memory_store(config: Config) -> VectorStore:
     from backend.adapters.vector_store.fake import InMemoryVectorStore
 
     return InMemoryVectorStore(namespace=config.get("URI") or "default")
 
 
-def _local_minilm(config: dict[str, str]) -> Embedder:
+def _local_minilm(config: Config) -> Embedder:
     from backend.adapters.embeddings.local_minilm import LocalMiniLMEmbedder
 
     return LocalMiniLMEmbedder()
 
 
-def _hashing(config: dict[str, str]) -> Embedder:
+def _hashing(config: Config) -> Embedder:
     from backend.adapters.embeddings.fake import HashingEmbedder
 
-    return HashingEmbedder(dimension=int(config.get("DIMENSION", 384)))
+    return HashingEmbedder(dimension=int(config.get("DIMENSION") or 384))
 
 
-VECTOR_STORES: dict[str, Callable[[dict[str, str]], VectorStore]] = {
-    "milvus": _milvus_store,
-    "memory": _memory_store,
+def _openai_embedder(config: Config) -> Embedder:
+    from backend.adapters.embeddings.openai_embed import OpenAIEmbedder
+
+    return OpenAIEmbedder(api_key=_require(config, "API_KEY", "OpenAI embeddings (OPENAI_API_KEY)"),
+                          model=config["MODEL"], dimension=int(config["DIMENSION"]),
+                          base_url=config.get("BASE_URL") or None)
+
+
+def _gemini_embedder(config: Config) -> Embedder:
+    from backend.adapters.embeddings.gemini_embed import GeminiEmbedder
+
+    return GeminiEmbedder(api_key=_require(config, "API_KEY", "Gemini embeddings (GEMINI_API_KEY)"),
+                          model=config["MODEL"], dimension=int(config["DIMENSION"]),
+                          base_url=config.get("BASE_URL") or None)
+
+
+def _openai_chat(config: Config) -> ChatModel:
+    from backend.adapters.llm.openai_chat import OpenAIChatModel
+
+    return OpenAIChatModel(api_key=_require(config, "API_KEY", "OpenAI (OPENAI_API_KEY)"), model=config["MODEL"],
+                           base_url=config.get("BASE_URL") or None, timeout=float(config.get("TIMEOUT") or 60))
+
+
+def _gemini_chat(config: Config) -> ChatModel:
+    from backend.adapters.llm.gemini_chat import GeminiChatModel
+
+    return GeminiChatModel(api_key=_require(config, "API_KEY", "Gemini (GEMINI_API_KEY)"), model=config["MODEL"],
+                           base_url=config.get("BASE_URL") or None, timeout=float(config.get("TIMEOUT") or 60))
+
+
+def _local_reranker(config: Config) -> Reranker:
+    from backend.pipeline.rerank_local import LocalFusionReranker
+
+    return LocalFusionReranker()
+
+
+def _http_reranker(config: Config) -> Reranker:
+    from backend.adapters.reranker.http_rerank import HttpReranker
+
+    return HttpReranker(base_url=_require(config, "URL", "The HTTP reranker (OPENGURU_RERANKER_URL)"),
+                        model=config.get("MODEL", ""), api_key=config.get("API_KEY", ""))
+
+
+VECTOR_STORES: dict[str, Callable[[Config], VectorStore]] = {"milvus": _milvus_store, "memory": _memory_store}
+EMBEDDERS: dict[str, Callable[[Config], Embedder]] = {
+    "local-minilm": _local_minilm, "hashing": _hashing, "openai": _openai_embedder, "gemini": _gemini_embedder,
 }
-EMBEDDERS: dict[str, Callable[[dict[str, str]], Embedder]] = {
-    "local-minilm": _local_minilm,
-    "hashing": _hashing,
-}
+CHAT_MODELS: dict[str, Callable[[Config], ChatModel]] = {"openai": _openai_chat, "gemini": _gemini_chat}
+RERANKERS: dict[str, Callable[[Config], Reranker]] = {"local": _local_reranker, "http": _http_reranker}
 
 
-def _build(kind: str, table: dict[str, Callable[[dict[str, str]], Any]], config: dict[str, str]) -> Any:
-    backend = config.get("BACKEND", "")
-    factory = table.get(backend)
+def _build(kind: str, table: dict[str, Callable[[Config], Any]], config: Config, key: str = "BACKEND") -> Any:
+    name = config.get(key, "")
+    factory = table.get(name)
     if factory is None:
-        raise ImproperlyConfigured(f"Unknown {kind} backend {backend!r}; choose one of {sorted(table)}.")
+        raise ImproperlyConfigured(f"Unknown {kind} {name!r}; choose one of {sorted(table)}.")
     return factory(config)
 
 
-@cache
-def _vector_store(frozen: tuple[tuple[str, str], ...]) -> VectorStore:
-    return _build("vector store", VECTOR_STORES, dict(frozen))  # type: ignore[no-any-return]
+def _frozen(config: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted((k, str(v)) for k, v in config.items()))
 
 
 @cache
-def _embedder(frozen: tuple[tuple[str, str], ...]) -> Embedder:
-    return _build("embedder", EMBEDDERS, dict(frozen))  # type: ignore[no-any-return]
+def _cached(kind: str, frozen: tuple[tuple[str, str], ...]) -> Any:
+    config = dict(frozen)
+    if kind == "vector store":
+        return _build(kind, VECTOR_STORES, config)
+    if kind == "embedder":
+        return _build(kind, EMBEDDERS, config)
+    if kind == "reranker":
+        return _build(kind, RERANKERS, config)
+    return _build(kind, CHAT_MODELS, config, key="PROVIDER")
 
 
 def vector_store() -> VectorStore:
     """The configured vector store (settings.OPENGURU_VECTOR_STORE)."""
-    return _vector_store(tuple(sorted(settings.OPENGURU_VECTOR_STORE.items())))
+    return _cached("vector store", _frozen(settings.OPENGURU_VECTOR_STORE))  # type: ignore[no-any-return]
 
 
 def embedder() -> Embedder:
     """The configured embedder (settings.OPENGURU_EMBEDDER)."""
-    return _embedder(tuple(sorted(settings.OPENGURU_EMBEDDER.items())))
+    return _cached("embedder", _frozen(settings.OPENGURU_EMBEDDER))  # type: ignore[no-any-return]
+
+
+def reranker() -> Reranker:
+    """The configured reranker (settings.OPENGURU_RERANKER)."""
+    return _cached("reranker", _frozen(settings.OPENGURU_RERANKER))  # type: ignore[no-any-return]
+
+
+def chat_model(*, model: str = "") -> ChatModel | None:
+    """The configured chat LLM, optionally with another model id (a guru's override); None when offline."""
+    config = dict(settings.OPENGURU_LLM)
+    if config.get("PROVIDER") == "offline":
+        return None
+    if model:
+        config["MODEL"] = model
+    return _cached("chat model", _frozen(config))  # type: ignore[no-any-return]
+
+
+def answerer(*, model: str = "") -> Answerer:
+    """The LLM answerer over the configured chat model, or the offline extractive answerer."""
+    from backend.pipeline.answerer_llm import LLMAnswerer
+    from backend.pipeline.answerer_offline import OfflineAnswerer
+
+    chat = chat_model(model=model)
+    return OfflineAnswerer() if chat is None else LLMAnswerer(chat)
 
 
 @receiver(setting_changed)
 def _reset_on_settings_change(*, setting: str, **kwargs: Any) -> None:
-    if setting in {"OPENGURU_VECTOR_STORE", "OPENGURU_EMBEDDER"}:
-        _vector_store.cache_clear()
-        _embedder.cache_clear()
+    if setting in {"OPENGURU_VECTOR_STORE", "OPENGURU_EMBEDDER", "OPENGURU_LLM", "OPENGURU_RERANKER"}:
+        _cached.cache_clear()

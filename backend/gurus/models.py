@@ -39,6 +39,9 @@ class Guru(TimeStampedModel):
     private = models.BooleanField(default=False, help_text="Only maintainers and API keys can ask.")
     rerank_threshold = models.FloatField(null=True, blank=True, validators=_unit_interval)
     trust_score_threshold = models.FloatField(null=True, blank=True, validators=_unit_interval)
+    chat_model = models.CharField(
+        max_length=200, blank=True, help_text="Model id for this guru's answers; empty uses OPENGURU_CHAT_MODEL."
+    )
     class Meta:
         ordering = ["name"]
         constraints = [

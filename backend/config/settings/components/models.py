@@ -1,11 +1,68 @@
-"""Model-provider keys and limits read from the environment (providers arrive with issue #3)."""
+"""Model providers: chat LLM, embeddings and reranker, chosen from the environment.
+
+With no keys the product runs offline: the extractive answerer, the local MiniLM embedder and the
+local fusion reranker. The embedder never switches by itself when a key appears, because a new
+embedder means a new vector dimension and a re-embed (`manage.py reembed`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
 
 from backend.config.env import env_int, env_str
 
+DEFAULT_CHAT_MODELS = {"openai": "gpt-4o-mini", "gemini": "gemini-2.5-flash", "offline": "offline-extractive"}
+DEFAULT_EMBEDDING_MODELS = {"openai": ("text-embedding-3-small", 1536), "gemini": ("gemini-embedding-001", 768)}
+
+
+def llm_from_env(environ: Mapping[str, str]) -> dict[str, str]:
+    """OPENGURU_LLM_PROVIDER, or the first provider with credentials: OpenAI(-compatible), Gemini, offline."""
+    openai_key, openai_url = environ.get("OPENAI_API_KEY", ""), environ.get("OPENAI_BASE_URL", "")
+    gemini_key = environ.get("GEMINI_API_KEY", "")
+    provider = environ.get("OPENGURU_LLM_PROVIDER", "").strip().lower()
+    if not provider:
+        provider = "openai" if (openai_key or openai_url) else "gemini" if gemini_key else "offline"
+    return {
+        "PROVIDER": provider,
+        "MODEL": environ.get("OPENGURU_CHAT_MODEL", "") or DEFAULT_CHAT_MODELS.get(provider, ""),
+        # Local OpenAI-compatible servers (Ollama, vLLM) take any key, but the SDK requires one.
+        "API_KEY": gemini_key if provider == "gemini" else (openai_key or ("local" if openai_url else "")),
+        "BASE_URL": openai_url if provider == "openai" else environ.get("GEMINI_BASE_URL", ""),
+        "TIMEOUT": environ.get("OPENGURU_LLM_TIMEOUT", "") or "60",
+    }
+
+
+def embedder_from_env(environ: Mapping[str, str]) -> dict[str, str]:
+    """OPENGURU_EMBEDDER: local-minilm (default), openai, gemini or hashing (tests only)."""
+    backend = environ.get("OPENGURU_EMBEDDER", "").strip().lower() or "local-minilm"
+    model, dimension = DEFAULT_EMBEDDING_MODELS.get(backend, ("", 0))
+    key = environ.get("GEMINI_API_KEY", "") if backend == "gemini" else environ.get("OPENAI_API_KEY", "")
+    return {
+        "BACKEND": backend,
+        "MODEL": environ.get("OPENGURU_EMBEDDING_MODEL", "") or model,
+        "DIMENSION": environ.get("OPENGURU_EMBEDDING_DIMENSION", "") or (str(dimension) if dimension else ""),
+        "API_KEY": key or ("local" if backend == "openai" and environ.get("OPENAI_BASE_URL") else ""),
+        "BASE_URL": environ.get("OPENAI_BASE_URL", "") if backend == "openai" else environ.get("GEMINI_BASE_URL", ""),
+    }
+
+
+def reranker_from_env(environ: Mapping[str, str]) -> dict[str, str]:
+    """The local fusion reranker, or a TEI/Cohere-style HTTP reranker when OPENGURU_RERANKER_URL is set."""
+    url = environ.get("OPENGURU_RERANKER_URL", "")
+    return {
+        "BACKEND": environ.get("OPENGURU_RERANKER", "").strip().lower() or ("http" if url else "local"),
+        "URL": url,
+        "MODEL": environ.get("OPENGURU_RERANKER_MODEL", ""),
+        "API_KEY": environ.get("OPENGURU_RERANKER_API_KEY", ""),
+    }
+
+
+OPENGURU_LLM = llm_from_env(os.environ)
+OPENGURU_EMBEDDER = embedder_from_env(os.environ)
+OPENGURU_RERANKER = reranker_from_env(os.environ)
+
 OPENGURU_ENCRYPTION_KEY = env_str("OPENGURU_ENCRYPTION_KEY")
-OPENAI_API_KEY = env_str("OPENAI_API_KEY")
-OPENAI_BASE_URL = env_str("OPENAI_BASE_URL")
-GEMINI_API_KEY = env_str("GEMINI_API_KEY")
 FIRECRAWL_API_KEY = env_str("FIRECRAWL_API_KEY")
 FIRECRAWL_API_URL = env_str("FIRECRAWL_API_URL")
 OPENGURU_MAX_PDF_BYTES = env_int("OPENGURU_MAX_PDF_BYTES", 100 * 1024 * 1024)

@@ -15,7 +15,3 @@ OPENGURU_VECTOR_STORE = {
 }
 # Milvus collection names are `<prefix><slug with - as _>`; a prefix lets installs share a server.
 OPENGURU_COLLECTION_PREFIX = env_str("OPENGURU_COLLECTION_PREFIX", "guru_")
-
-OPENGURU_EMBEDDER = {
-    "BACKEND": env_str("OPENGURU_EMBEDDER", "local-minilm"),
-}

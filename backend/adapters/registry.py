@@ -134,6 +134,13 @@ def embedder() -> Embedder:
     return _cached("embedder", _frozen(settings.OPENGURU_EMBEDDER))  # type: ignore[no-any-return]
 
 
+def embedder_id() -> str:
+    """Identity of the configured embedder's vector space: vectors of different ids never mix."""
+    config = settings.OPENGURU_EMBEDDER
+    parts = [config.get("BACKEND", ""), config.get("MODEL", ""), str(embedder().dimension)]
+    return ":".join(p for p in parts if p)
+
+
 def reranker() -> Reranker:
     """The configured reranker (settings.OPENGURU_RERANKER)."""
     return _cached("reranker", _frozen(settings.OPENGURU_RERANKER))  # type: ignore[no-any-return]

@@ -1,4 +1,4 @@
-"""System check (tag "vectors", run with --deploy): collections must match the embedder's dimension."""
+"""System check (tag "vectors", run with --deploy): collections must match the configured embedder."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def check_collection_dimensions(app_configs: Any = None, **kwargs: Any) -> list[
     messages: list[CheckMessage] = []
     for report in reports:
         info = report.info
-        if info is not None and info.dimension != report.embedder_dimension:
+        if info is not None and report.dimension_changed:
             messages.append(
                 Error(
                     f"Guru '{report.guru.slug}': collection '{info.name}' holds {info.dimension}-d vectors "
@@ -30,6 +30,16 @@ def check_collection_dimensions(app_configs: Any = None, **kwargs: Any) -> list[
                     hint="Re-embed the guru's sources or configure the embedder it was built with.",
                     obj=report.guru,
                     id="openguru.E001",
+                )
+            )
+        elif report.embedder_changed and report.record is not None:
+            messages.append(
+                Error(
+                    f"Guru '{report.guru.slug}': its vectors were written by '{report.record.embedder}' but "
+                    f"'{report.embedder_id}' is configured; similarities between the two are meaningless.",
+                    hint="Run `manage.py reembed <slug>` or configure the embedder it was built with.",
+                    obj=report.guru,
+                    id="openguru.E002",
                 )
             )
     return messages

@@ -63,6 +63,7 @@ class VectorCollection(models.Model):
     guru_id = models.BigIntegerField(unique=True)
     name = models.CharField(max_length=255, unique=True)
     dimension = models.PositiveIntegerField()
+    embedder = models.CharField(max_length=200, blank=True, help_text="Which embedder wrote the vectors.")
     status = models.CharField(max_length=10, choices=CollectionStatus.choices, default=CollectionStatus.PENDING)
     error = models.TextField(blank=True)
     updated_at = models.DateTimeField(auto_now=True)

@@ -24,7 +24,18 @@ class CollectionReport:
     record: VectorCollection | None
     info: CollectionInfo | None
     embedder_dimension: int
+    embedder_id: str
     problem: str
+
+    @property
+    def dimension_changed(self) -> bool:
+        """The collection exists at another dimension than the configured embedder's."""
+        return self.info is not None and self.info.dimension != self.embedder_dimension
+
+    @property
+    def embedder_changed(self) -> bool:
+        """The collection's vectors come from another embedder than the configured one."""
+        return self.record is not None and bool(self.record.embedder) and self.record.embedder != self.embedder_id
 
 
 def guru_list_for_user(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Guru]:
@@ -36,9 +47,13 @@ def guru_list_for_user(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Gu
     return Guru.objects.filter(maintainers=user)
 
 
-def _problem(expected: str, record: VectorCollection | None, info: CollectionInfo | None, dimension: int) -> str:
+def _problem(
+    expected: str, record: VectorCollection | None, info: CollectionInfo | None, dimension: int, embedder_id: str
+) -> str:
     if record is not None and record.status == CollectionStatus.ERROR:
         return record.error
+    if record is not None and record.embedder and record.embedder != embedder_id:
+        return f"built by {record.embedder}, configured {embedder_id}: run `manage.py reembed`"
     if info is None:
         return "collection missing (sync pending)" if record is None else "collection missing from the vector store"
     if info.dimension != dimension:
@@ -55,12 +70,14 @@ def guru_collection_report(*, guru: Guru) -> CollectionReport:
 
 def _report(guru: Guru, record: VectorCollection | None) -> CollectionReport:
     expected = collection_name_for(guru.slug)
-    dimension = registry.embedder().dimension
+    dimension, embedder_id = registry.embedder().dimension, registry.embedder_id()
     try:
         info = registry.vector_store().collection_info(record.name if record else expected)
     except ServiceError as exc:
-        return CollectionReport(guru, expected, record, None, dimension, f"vector store unavailable: {exc}")
-    return CollectionReport(guru, expected, record, info, dimension, _problem(expected, record, info, dimension))
+        problem = f"vector store unavailable: {exc}"
+        return CollectionReport(guru, expected, record, None, dimension, embedder_id, problem)
+    problem = _problem(expected, record, info, dimension, embedder_id)
+    return CollectionReport(guru, expected, record, info, dimension, embedder_id, problem)
 
 
 def guru_collection_reports(*, gurus: QuerySet[Guru] | None = None) -> list[CollectionReport]:

@@ -56,8 +56,18 @@ def _record_failure(*, guru_id: int, name: str, dimension: int, error: str) -> N
     )
 
 
+def _embedder_mismatch(record: VectorCollection | None, embedder_id: str) -> str:
+    if record is None or not record.embedder or record.embedder == embedder_id:
+        return ""
+    return (
+        f"The vectors were written by embedder '{record.embedder}' but '{embedder_id}' is configured; "
+        "queries would be compared with vectors of another space. Run `manage.py reembed` for this guru "
+        "or configure the previous embedder."
+    )
+
+
 def guru_collection_sync(*, guru_id: int) -> None:
-    """Create or rename the guru's collection to match its slug, and check its dimension.
+    """Create or rename the guru's collection to match its slug, and check its embedder.
 
     Idempotent; the caller holds the guru's collection lock. A deleted guru is a no-op.
     Raises PermanentServiceError (after recording it) or TransientServiceError.
@@ -69,20 +79,47 @@ def guru_collection_sync(*, guru_id: int) -> None:
     if VectorCollection.objects.filter(name=desired).exclude(guru_id=guru_id).exists():
         raise TransientServiceError(f"Collection name {desired} is still held by a deleted guru being dropped.")
     record = VectorCollection.objects.filter(guru_id=guru_id).first()
-    dimension = registry.embedder().dimension
+    dimension, embedder_id = registry.embedder().dimension, registry.embedder_id()
     store = registry.vector_store()
+    current = record.name if record else desired
     try:
-        if record is not None and record.name != desired:
-            store.rename_collection(record.name, desired)
+        if current != desired:
+            store.rename_collection(current, desired)
+            current = desired
         store.ensure_collection(desired, dimension=dimension)
+        if mismatch := _embedder_mismatch(record, embedder_id):
+            raise PermanentServiceError(mismatch)
     except PermanentServiceError as exc:
-        _record_failure(guru_id=guru_id, name=record.name if record else desired, dimension=dimension, error=str(exc))
+        _record_failure(guru_id=guru_id, name=current, dimension=dimension, error=str(exc))
         logger.error("guru %s collection sync failed: %s", guru_id, exc)
         raise
     VectorCollection.objects.update_or_create(
         guru_id=guru_id,
-        defaults={"name": desired, "dimension": dimension, "status": CollectionStatus.READY, "error": ""},
+        defaults={"name": desired, "dimension": dimension, "embedder": embedder_id,
+                  "status": CollectionStatus.READY, "error": ""},
     )
+
+
+def guru_reembed(*, guru_id: int) -> int:
+    """Rebuild the guru's collection for the configured embedder; returns how many sources must re-index.
+
+    The old vectors cannot be converted, so the collection is dropped and created again at the new
+    dimension, and every source goes back to PENDING so ingestion writes it again. Idempotent. The
+    caller holds the guru's collection lock.
+    """
+    from backend.sources.services import source_mark_for_reindex
+
+    guru = Guru.objects.filter(pk=guru_id).first()
+    if guru is None:
+        return 0
+    name = collection_name_for(guru.slug)
+    record = VectorCollection.objects.filter(guru_id=guru_id).first()
+    store = registry.vector_store()
+    for old in {name, record.name if record else name}:
+        store.drop_collection(old)
+    VectorCollection.objects.filter(guru_id=guru_id).delete()
+    guru_collection_sync(guru_id=guru_id)
+    return source_mark_for_reindex(guru_id=guru_id, reason="Waiting to be re-embedded for the new embedder.")
 
 
 def guru_collection_drop(*, guru_id: int, collection_names: list[str]) -> None:

@@ -14,7 +14,7 @@ from backend.adapters.vector_store.milvus import MilvusVectorStore
 from backend.gurus import services
 from backend.gurus.checks import check_collection_dimensions
 from backend.gurus.models import CollectionStatus, Guru, VectorCollection
-from backend.pipeline.errors import DimensionMismatchError, TransientServiceError
+from backend.pipeline.errors import DimensionMismatchError, PermanentServiceError, TransientServiceError
 from backend.pipeline.types import Chunk, SourceKind
 from backend.sources.models import DataSource
 from tests.factories import DataSourceFactory, GuruFactory
@@ -173,3 +173,37 @@ def test_a_new_guru_waits_for_a_deleted_namesakes_collection_to_be_dropped(
     services.guru_collection_drop(guru_id=old_id, collection_names=[])
     services.guru_collection_sync(guru_id=new.pk)
     assert _record(new).status == CollectionStatus.READY
+
+
+def test_reembed_rebuilds_the_collection_for_a_new_embedder_and_requeues_sources(
+    milvus: MilvusVectorStore,
+    settings: SettingsWrapper,
+    capsys: pytest.CaptureFixture[str],
+    django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks,
+) -> None:
+    guru = _create(django_capture_on_commit_callbacks, slug="switching")
+    DataSourceFactory(guru=guru, status="INDEXED", chunk_count=5)
+    milvus.upsert(_record(guru).name, [_chunk("old space")])
+    settings.OPENGURU_EMBEDDER = {"BACKEND": "hashing", "DIMENSION": "128"}
+    call_command("reembed", "--all", "--yes")
+    assert "switching: collection rebuilt; 1 source(s) marked PENDING" in capsys.readouterr().out
+    record = _record(guru)
+    info = milvus.collection_info(record.name)
+    assert info is not None and (info.dimension, info.row_count) == (128, 0)
+    assert (record.dimension, record.embedder, record.status) == (128, "hashing:128", CollectionStatus.READY)
+    source = DataSource.objects.get()
+    assert (source.status, source.chunk_count) == ("PENDING", 0)
+    assert check_collection_dimensions() == []
+
+
+def test_same_dimension_but_another_embedder_is_detected(
+    milvus: MilvusVectorStore,
+    settings: SettingsWrapper,
+    django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks,
+) -> None:
+    guru = _create(django_capture_on_commit_callbacks, slug="same-dim")
+    settings.OPENGURU_EMBEDDER = {"BACKEND": "hashing", "MODEL": "other-model", "DIMENSION": "384"}
+    assert [e.id for e in check_collection_dimensions()] == ["openguru.E002"]
+    with pytest.raises(PermanentServiceError):
+        services.guru_collection_sync(guru_id=guru.pk)
+    assert "reembed" in _record(guru).error

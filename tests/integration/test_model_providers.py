@@ -7,12 +7,14 @@ from pytest_django.fixtures import Settings as SettingsWrapper
 
 from backend.adapters import registry
 from backend.adapters.llm.fake import ScriptedReply
-from backend.config.settings.components.models import embedder_from_env, llm_from_env
+from backend.config.settings.components.models import embedder_from_env, llm_from_env, reranker_from_env
 from backend.pipeline.answer_types import AnswerContext, AnswerRequest
 from backend.pipeline.answerer_llm import LLMAnswerer
 from backend.pipeline.answerer_offline import NO_LLM_NOTICE, OfflineAnswerer
-from backend.pipeline.llm_types import TextDelta
+from backend.pipeline.llm_types import Passage, TextDelta
+from tests.fakes.gemini_server import FAKE_GEMINI_KEY, FakeGeminiServer
 from tests.fakes.openai_server import FAKE_CHAT_MODEL, FAKE_OPENAI_KEY, OpenAIFakeServer
+from tests.fakes.tei_server import TeiFake
 
 REQUEST = AnswerRequest("How do I retry?", "Celery Guru", "Celery",
                         (AnswerContext(1, "Retrying", "Call self.retry() in a bound task."),))
@@ -68,3 +70,20 @@ def test_selecting_openai_embeddings_without_a_key_fails_clearly(settings: Setti
     settings.OPENGURU_EMBEDDER = embedder_from_env({"OPENGURU_EMBEDDER": "openai"})
     with pytest.raises(ImproperlyConfigured, match="OPENAI_API_KEY"):
         registry.embedder()
+
+
+def test_gemini_key_routes_answers_to_gemini(settings: SettingsWrapper, gemini_server: FakeGeminiServer) -> None:
+    settings.OPENGURU_LLM = llm_from_env({"GEMINI_API_KEY": FAKE_GEMINI_KEY, "GEMINI_BASE_URL": gemini_server.url})
+    gemini_server.script.push(ScriptedReply(text="Gemini says: self.retry() [1]."))
+    answerer = registry.answerer()
+    assert isinstance(answerer, LLMAnswerer)
+    assert _text(answerer.answer(REQUEST)) == "Gemini says: self.retry() [1]."
+    assert gemini_server.script.requests[-1].model == "gemini-2.5-flash"
+
+
+def test_reranker_url_switches_to_the_http_reranker(settings: SettingsWrapper, tei_fake: TeiFake) -> None:
+    assert registry.reranker().name == "local-fusion"
+    settings.OPENGURU_RERANKER = reranker_from_env({"OPENGURU_RERANKER_URL": tei_fake.base_url})
+    passages = [Passage("Brokers carry messages."), Passage("Retry a task with self.retry().")]
+    results = registry.reranker().rerank("how to retry a task", passages)
+    assert results[0].index == 1 and len(tei_fake.requests) == 1

@@ -75,8 +75,10 @@ def _openai_chat(config: Config) -> ChatModel:
 def _gemini_chat(config: Config) -> ChatModel:
     from backend.adapters.llm.gemini_chat import GeminiChatModel
 
+    budget = int(config.get("THINKING_BUDGET") or -1)
     return GeminiChatModel(api_key=_require(config, "API_KEY", "Gemini (GEMINI_API_KEY)"), model=config["MODEL"],
-                           base_url=config.get("BASE_URL") or None, timeout=float(config.get("TIMEOUT") or 60))
+                           base_url=config.get("BASE_URL") or None, timeout=float(config.get("TIMEOUT") or 60),
+                           thinking_budget=None if budget < 0 else budget)
 
 
 def _local_reranker(config: Config) -> Reranker:

@@ -78,7 +78,9 @@ def test_gemini_key_routes_answers_to_gemini(settings: SettingsWrapper, gemini_s
     answerer = registry.answerer()
     assert isinstance(answerer, LLMAnswerer)
     assert _text(answerer.answer(REQUEST)) == "Gemini says: self.retry() [1]."
-    assert gemini_server.script.requests[-1].model == "gemini-2.5-flash"
+    sent = gemini_server.script.requests[-1]
+    assert sent.model == "gemini-2.5-flash"
+    assert sent.raw["generationConfig"]["thinkingConfig"] == {"thinking_budget": 0}  # thinking off by default
 
 
 def test_reranker_url_switches_to_the_http_reranker(settings: SettingsWrapper, tei_fake: TeiFake) -> None:

@@ -30,6 +30,9 @@ def llm_from_env(environ: Mapping[str, str]) -> dict[str, str]:
         "API_KEY": gemini_key if provider == "gemini" else (openai_key or ("local" if openai_url else "")),
         "BASE_URL": openai_url if provider == "openai" else environ.get("GEMINI_BASE_URL", ""),
         "TIMEOUT": environ.get("OPENGURU_LLM_TIMEOUT", "") or "60",
+        # Gemini 2.5 "thinks" by default and counts it against max_tokens, which starves the short
+        # structured calls and delays the first token; 0 turns it off (-1 = the model's default).
+        "THINKING_BUDGET": environ.get("OPENGURU_GEMINI_THINKING_BUDGET", "") or "0",
     }
 
 

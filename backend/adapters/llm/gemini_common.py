@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import json
-import logging
 import os
-import random
-import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from functools import partial
 from typing import Any, TypeVar
 
 import httpx2
@@ -17,9 +14,9 @@ from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types
 
+from backend.adapters.retry import Failure, RetryPolicy
+from backend.adapters.retry import call_with_retries as _call_with_retries
 from backend.pipeline.errors import PermanentServiceError, ServiceError, TransientServiceError
-
-logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
@@ -55,20 +52,6 @@ VENDOR_ERRORS: tuple[type[Exception], ...] = (
 
 # 408 request timeout and 499 cancelled come from Google's front end under load; both succeed on a later try.
 _RETRYABLE_STATUSES = frozenset({408, 429, 499})
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """How often to retry transient failures and how long to wait in between."""
-
-    max_retries: int = 3
-    backoff_base: float = 0.5
-    backoff_max: float = 20.0
-
-    def delay(self, attempt: int) -> float:
-        ceiling = min(self.backoff_max, self.backoff_base * 2**attempt)
-        # Jitter spreads out workers that all hit the same rate limit at once.
-        return ceiling * random.uniform(0.5, 1.0)
 
 
 class GeminiClient:
@@ -107,22 +90,16 @@ def call_with_retries(operation: Callable[[], T], *, policy: RetryPolicy, model:
     `operation` may itself raise TransientServiceError for a 200 reply it cannot use (e.g. invalid JSON);
     that is retried like a 5xx.
     """
-    for attempt in range(policy.max_retries + 1):
-        try:
-            return operation()
-        except VENDOR_ERRORS as exc:
-            error = translate_error(exc, model=model)
-            if isinstance(error, PermanentServiceError) or attempt == policy.max_retries:
-                raise error from exc
-        except TransientServiceError as exc:
-            error = exc
-            if attempt == policy.max_retries:
-                raise
-        wait = policy.delay(attempt)
-        logger.info("Gemini %s for %s failed (%s); retry %d/%d in %.2fs", what, model, error, attempt + 1,
-                    policy.max_retries, wait)
-        time.sleep(wait)
-    raise AssertionError("unreachable: the last attempt returns or raises")
+    return _call_with_retries(operation, policy=policy, classify=partial(_classify, model=model),
+                              what=f"Gemini {what} for {model}")
+
+
+def _classify(exc: Exception, *, model: str) -> Failure | None:
+    if isinstance(exc, VENDOR_ERRORS):
+        return Failure.of(translate_error(exc, model=model))
+    if isinstance(exc, TransientServiceError):
+        return Failure.of(exc)
+    return None
 
 
 def translate_error(exc: Exception, *, model: str) -> ServiceError:

@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import logging
 import math
-import random
-import time
 from collections.abc import Sequence
 from typing import Any
 
 import httpx
 
-from backend.pipeline.errors import PermanentServiceError, ServiceError, TransientServiceError
+from backend.adapters.retry import Failure, RetryPolicy, call_with_retries, retry_after_from_headers
+from backend.pipeline.errors import PermanentServiceError, TransientServiceError
 from backend.pipeline.llm_types import Passage, RerankResult
-
-logger = logging.getLogger(__name__)
 
 # 408 (request timeout) and 425 (too early) are the server asking for a later retry, like 429 and 5xx.
 _RETRYABLE_STATUSES = frozenset({408, 425, 429})
@@ -53,8 +49,7 @@ class HttpReranker:
         self._base_url = base_url.rstrip("/")
         self._model = model
         self._timeout = timeout
-        self._max_retries = max_retries
-        self._backoff_base = backoff_base
+        self._policy = RetryPolicy(max_retries=max_retries, backoff_base=backoff_base, backoff_max=_BACKOFF_MAX)
         self._max_batch = max_batch
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = httpx.Client(base_url=self._base_url, timeout=timeout, headers=headers)
@@ -90,36 +85,30 @@ class HttpReranker:
     def _call(self, query: str, texts: list[str]) -> list[tuple[int, float]]:
         """One batch with retries; raises only TransientServiceError or PermanentServiceError."""
         body = {"query": query, "texts": texts, "raw_scores": False, "truncate": True}
-        where = f"The reranker at {self._base_url}"
-        for attempt in range(self._max_retries + 1):
-            retry_after: float | None = None
-            try:
-                response = self._client.post("/rerank", json=body)
-                if response.is_success:
-                    return _parse(response, len(texts))
-                error, retry_after = self._status_error(response)
-            except httpx.TimeoutException as exc:
-                error = TransientServiceError(f"{where} did not answer within {self._timeout}s")
-                error.__cause__ = exc
-            except httpx.RequestError as exc:
-                error = TransientServiceError(f"{where} cannot be reached: {exc}")
-                error.__cause__ = exc
-            except _UnusableReply as exc:
-                error = TransientServiceError(f"{where} sent an unusable reply: {exc}")
-                error.__cause__ = exc
-            if isinstance(error, PermanentServiceError) or attempt == self._max_retries:
-                raise error
-            wait = self._delay(attempt, retry_after)
-            logger.info("rerank via %s failed (%s); retry %d/%d in %.2fs", self.name, error, attempt + 1,
-                        self._max_retries, wait)
-            time.sleep(wait)
-        raise AssertionError("unreachable: the last attempt returns or raises")
 
-    def _status_error(self, response: httpx.Response) -> tuple[ServiceError, float | None]:
+        def attempt() -> list[tuple[int, float]]:
+            return _parse(self._client.post("/rerank", json=body).raise_for_status(), len(texts))
+
+        return call_with_retries(attempt, policy=self._policy, classify=self._classify, what=f"rerank via {self.name}")
+
+    def _classify(self, exc: Exception) -> Failure | None:
+        where = f"The reranker at {self._base_url}"
+        if isinstance(exc, httpx.HTTPStatusError):
+            return self._status_failure(exc.response)
+        if isinstance(exc, httpx.TimeoutException):
+            return Failure.of(TransientServiceError(f"{where} did not answer within {self._timeout}s"))
+        if isinstance(exc, httpx.RequestError):
+            return Failure.of(TransientServiceError(f"{where} cannot be reached: {exc}"))
+        if isinstance(exc, _UnusableReply):
+            return Failure.of(TransientServiceError(f"{where} sent an unusable reply: {exc}"))
+        return None
+
+    def _status_failure(self, response: httpx.Response) -> Failure:
         status, detail = response.status_code, _detail(response)
         where = f"The reranker at {self._base_url}"
         if status in _RETRYABLE_STATUSES or status >= 500:
-            return TransientServiceError(f"{where} is unavailable (HTTP {status}): {detail}"), _retry_after(response)
+            error = TransientServiceError(f"{where} is unavailable (HTTP {status}): {detail}")
+            return Failure.of(error, retry_after_from_headers(response.headers))
         hints = {
             401: "rejected the API key",
             403: "refused access for this API key",
@@ -127,13 +116,7 @@ class HttpReranker:
             413: "found the request too large; lower max_batch",
         }
         hint = hints.get(status, "rejected the request")
-        return PermanentServiceError(f"{where} {hint} (HTTP {status}): {detail}"), None
-
-    def _delay(self, attempt: int, retry_after: float | None) -> float:
-        if retry_after is not None:
-            return min(max(retry_after, 0.0), _BACKOFF_MAX)
-        # Jitter spreads out workers that all failed against the same busy server at once.
-        return min(_BACKOFF_MAX, self._backoff_base * 2**attempt) * random.uniform(0.5, 1.0)
+        return Failure.of(PermanentServiceError(f"{where} {hint} (HTTP {status}): {detail}"))
 
 
 def _parse(response: httpx.Response, count: int) -> list[tuple[int, float]]:
@@ -168,13 +151,6 @@ def _detail(response: httpx.Response) -> str:
             if isinstance(payload.get(key), str):
                 return str(payload[key])
     return str(payload)[:300]
-
-
-def _retry_after(response: httpx.Response) -> float | None:
-    try:
-        return float(response.headers["retry-after"])
-    except (KeyError, ValueError):
-        return None
 
 
 def _sigmoid(logit: float) -> float:

@@ -12,7 +12,7 @@ from backend.adapters.embeddings.fake import HashingEmbedder
 from backend.adapters.embeddings.openai_embed import OpenAIEmbedder
 from backend.adapters.llm.fake import ScriptedReply
 from backend.adapters.llm.openai_chat import OpenAIChatModel
-from backend.adapters.llm.openai_common import parse_retry_after
+from backend.adapters.retry import retry_after_from_headers as parse_retry_after
 from backend.pipeline.errors import PermanentServiceError, TransientServiceError
 from backend.pipeline.llm_types import CancelToken, Flow, Message, Role, TextDelta
 from tests.fakes.openai_server import FAKE_CHAT_MODEL, FAKE_OPENAI_KEY, OpenAIFakeServer, StreamOutcome

@@ -6,6 +6,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any, Protocol
 
 from backend.pipeline.answer_types import AnswerRequest, Grade, GradeInput, Understanding, UnderstandRequest
+from backend.pipeline.ingest_types import Document, FetchedPage, RepoSnapshot, Transcript
 from backend.pipeline.llm_types import (
     CancelToken,
     Completion,
@@ -153,4 +154,45 @@ class Answerer(Protocol):
 
     def summarize(self, texts: Sequence[str], *, max_chars: int) -> Completion:
         """A summary of the texts no longer than max_chars."""
+        ...
+
+
+class PageFetcher(Protocol):
+    """Fetches one web page as markdown (built-in HTTP fetcher or Firecrawl)."""
+
+    def fetch(self, url: str) -> FetchedPage:
+        """The page; PermanentServiceError for 4xx / blocked / not HTML, Transient for 5xx / timeouts."""
+        ...
+
+
+class TranscriptFetcher(Protocol):
+    """YouTube captions and playlist expansion."""
+
+    def transcript(self, video_id: str, *, languages: Sequence[str] = ("en",)) -> Transcript:
+        """Captions of one video; PermanentServiceError when private, missing or without captions."""
+        ...
+
+    def playlist_video_ids(self, playlist_id: str) -> list[str]:
+        """The videos of a public playlist, in order."""
+        ...
+
+
+class PdfExtractor(Protocol):
+    """Text of a PDF file, one document per page."""
+
+    def extract(self, path: str, *, title: str, link: str) -> list[Document]:
+        """PermanentServiceError for encrypted, empty, image-only or malformed files."""
+        ...
+
+
+class RepoReader(Protocol):
+    """A git repository checked out locally (shallow), with the files worth indexing."""
+
+    def snapshot(self, url: str, *, branch: str = "", token: str = "", include: Sequence[str] = (),
+                 exclude: Sequence[str] = (), workdir: str) -> RepoSnapshot:
+        """Clone or update into workdir and list files (blob sha, size) after filtering."""
+        ...
+
+    def read(self, snapshot: RepoSnapshot, path: str) -> str:
+        """A file's text (UTF-8, undecodable bytes replaced)."""
         ...

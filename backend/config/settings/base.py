@@ -147,5 +147,6 @@ LOGGING = {
 
 from backend.config.settings.components.cache import *  # noqa: E402,F403
 from backend.config.settings.components.celery import *  # noqa: E402,F403
+from backend.config.settings.components.ingest import *  # noqa: E402,F403
 from backend.config.settings.components.models import *  # noqa: E402,F403
 from backend.config.settings.components.vectors import *  # noqa: E402,F403

@@ -1,0 +1,56 @@
+"""The SSRF guard refuses internal addresses unless allow-listed, whatever the host name says."""
+
+from __future__ import annotations
+
+import pytest
+
+from backend.adapters.net_guard import BlockedUrlError, UrlPolicy, check_url
+
+
+def resolver_for(mapping: dict[str, list[str]]):  # type: ignore[no-untyped-def]
+    return lambda host, port: mapping[host]
+
+
+@pytest.mark.parametrize(
+    "address",
+    ["127.0.0.1", "10.1.2.3", "172.16.0.5", "192.168.1.1", "169.254.169.254", "100.64.0.1", "0.0.0.0",
+     "::1", "fe80::1", "fd00:ec2::254", "::ffff:127.0.0.1", "224.0.0.1", "100.100.100.200"],
+)
+def test_internal_addresses_are_refused(address: str) -> None:
+    with pytest.raises(BlockedUrlError, match="OPENGURU_FETCH_ALLOWLIST"):
+        check_url("https://innocent.example/", UrlPolicy(), resolver=resolver_for({"innocent.example": [address]}))
+
+
+def test_one_internal_address_among_public_ones_is_enough_to_refuse() -> None:
+    resolver = resolver_for({"mixed.example": ["93.184.216.34", "10.0.0.7"]})
+    with pytest.raises(BlockedUrlError):
+        check_url("http://mixed.example/", UrlPolicy(), resolver=resolver)
+
+
+def test_public_addresses_pass() -> None:
+    assert check_url("https://docs.example.com/a", UrlPolicy(),
+                     resolver=resolver_for({"docs.example.com": ["93.184.216.34"]})) == "docs.example.com"
+
+
+@pytest.mark.parametrize("url", ["file:///etc/passwd", "gopher://x/", "ftp://x/", "//no-scheme", "http:///path"])
+def test_other_schemes_and_hostless_urls_are_refused(url: str) -> None:
+    with pytest.raises(BlockedUrlError):
+        check_url(url, UrlPolicy(), resolver=resolver_for({}))
+
+
+def test_credentials_in_urls_are_refused() -> None:
+    with pytest.raises(BlockedUrlError, match="credentials"):
+        check_url("https://user:pw@docs.example.com/", UrlPolicy(), resolver=resolver_for({}))
+
+
+def test_allow_list_by_network_and_by_host_name() -> None:
+    policy = UrlPolicy.from_setting(["10.0.0.0/8", "wiki.intranet"])
+    assert check_url("http://build.corp/", policy, resolver=resolver_for({"build.corp": ["10.2.3.4"]}))
+    assert check_url("http://wiki.intranet/", policy, resolver=resolver_for({})) == "wiki.intranet"
+    with pytest.raises(BlockedUrlError):
+        check_url("http://db.corp/", policy, resolver=resolver_for({"db.corp": ["192.168.0.10"]}))
+
+
+def test_real_resolution_of_localhost_is_refused() -> None:
+    with pytest.raises(BlockedUrlError):
+        check_url("http://localhost:8000/admin/", UrlPolicy())

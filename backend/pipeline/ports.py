@@ -34,6 +34,10 @@ class Embedder(Protocol):
         """Word pieces read per text; the rest is silently truncated by the model."""
         ...
 
+    def count_tokens(self, text: str) -> int:
+        """Input tokens the text takes (special tokens excluded); an upper estimate where not exact."""
+        ...
+
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         """Embed passages in batches; one unit-length vector per text, same order."""
         ...

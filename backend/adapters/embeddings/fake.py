@@ -37,6 +37,10 @@ class HashingEmbedder:
     def max_input_tokens(self) -> int:
         return self._max_input_tokens
 
+    def count_tokens(self, text: str) -> int:
+        """Words, as this fake reads them."""
+        return len(_WORD_PATTERN.findall(text))
+
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         return [self.embed_query(text) for text in texts]
 

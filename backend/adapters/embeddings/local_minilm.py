@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import threading
@@ -99,6 +100,10 @@ class LocalMiniLMEmbedder:
     def max_input_tokens(self) -> int:
         return MAX_INPUT_TOKENS
 
+    def count_tokens(self, text: str) -> int:
+        """Word pieces of the text, without truncation and without [CLS]/[SEP]."""
+        return len(_counting_tokenizer(self._spec.tokenizer_path).encode(text, add_special_tokens=False).ids)
+
     @property
     def batch_size(self) -> int:
         return self._batch_size
@@ -122,6 +127,18 @@ class LocalMiniLMEmbedder:
 
     def embed_query(self, text: str) -> list[float]:
         return self.embed_documents([text])[0]
+
+
+@functools.cache
+def _counting_tokenizer(path: Path) -> Tokenizer:
+    """The tokenizer without truncation or padding, for measuring chunk lengths (no model needed)."""
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(path))
+    # The shipped tokenizer.json truncates at 128 and pads: both would make lengths lie.
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+    return tokenizer
 
 
 def _packaged_model() -> tuple[Path, str, int]:

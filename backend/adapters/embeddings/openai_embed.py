@@ -65,6 +65,11 @@ class OpenAIEmbedder:
     def max_input_tokens(self) -> int:
         return self._max_input_tokens
 
+    def count_tokens(self, text: str) -> int:
+        # No tokenizer for this remote model here: three characters per token over-counts English and
+        # code, so chunks sized with it stay inside the model's window.
+        return -(-len(text) // 3)
+
     @property
     def batch_size(self) -> int:
         return self._batch_size

@@ -194,3 +194,9 @@ def test_local_model_loads_once_under_concurrent_first_use(tmp_path: Path, monke
     assert load_calls == [model_copy]
     assert len(results) == len(embedders)
     assert all(result == results[0] for result in results)
+
+
+def test_count_tokens_is_zero_for_nothing_and_grows_with_text(embedder: Embedder) -> None:
+    assert embedder.count_tokens("") == 0
+    short, long = embedder.count_tokens("Celery retries tasks."), embedder.count_tokens("Celery retries tasks. " * 20)
+    assert 0 < short < long

@@ -7,14 +7,28 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 
-from backend.pipeline.ports import Answerer, ChatModel, Embedder, Reranker, VectorStore
+from backend.pipeline.ports import (
+    Answerer,
+    ChatModel,
+    Embedder,
+    PageFetcher,
+    PdfExtractor,
+    RepoReader,
+    Reranker,
+    TranscriptFetcher,
+    VectorStore,
+)
+
+if TYPE_CHECKING:
+    from backend.adapters.net_guard import UrlPolicy
+    from backend.adapters.web.fetcher import HttpPageFetcher
 
 Config = dict[str, str]
 
@@ -165,6 +179,55 @@ def answerer(*, model: str = "") -> Answerer:
 
     chat = chat_model(model=model)
     return OfflineAnswerer() if chat is None else LLMAnswerer(chat)
+
+
+def url_policy() -> UrlPolicy:
+    """What may be fetched on a user's behalf (public addresses plus OPENGURU_FETCH_ALLOWLIST)."""
+    from backend.adapters.net_guard import UrlPolicy
+
+    return UrlPolicy.from_setting(settings.OPENGURU_FETCH_ALLOWLIST)
+
+
+def page_fetcher() -> PageFetcher:
+    """Firecrawl when FIRECRAWL_API_KEY or FIRECRAWL_API_URL is set, else the built-in fetcher."""
+    if settings.FIRECRAWL_API_KEY or settings.FIRECRAWL_API_URL:
+        from backend.adapters.web.firecrawl import FirecrawlPageFetcher
+
+        return FirecrawlPageFetcher(api_key=settings.FIRECRAWL_API_KEY or "self-hosted",
+                                    api_url=settings.FIRECRAWL_API_URL or None, policy=url_policy())
+    return web_fetcher()
+
+
+def web_fetcher() -> HttpPageFetcher:
+    """The built-in HTTP fetcher (also used for robots.txt and sitemaps when Firecrawl fetches pages)."""
+    from backend.adapters.web.fetcher import HttpPageFetcher
+
+    return HttpPageFetcher(policy=url_policy(), timeout=settings.OPENGURU_FETCH_TIMEOUT,
+                           max_bytes=settings.OPENGURU_FETCH_MAX_BYTES, user_agent=settings.OPENGURU_FETCH_USER_AGENT)
+
+
+def transcript_fetcher() -> TranscriptFetcher:
+    """YouTube captions (or the in-memory fake when OPENGURU_YOUTUBE_BACKEND=memory, for tests)."""
+    if settings.OPENGURU_YOUTUBE_BACKEND == "memory":
+        from backend.adapters.youtube.fake import InMemoryTranscriptFetcher
+
+        return InMemoryTranscriptFetcher()
+    from backend.adapters.youtube.transcripts import YouTubeTranscriptFetcher
+
+    return YouTubeTranscriptFetcher(timeout=settings.OPENGURU_FETCH_TIMEOUT)
+
+
+def pdf_extractor() -> PdfExtractor:
+    from backend.adapters.pdf.extractor import PypdfExtractor
+
+    return PypdfExtractor(max_bytes=settings.OPENGURU_MAX_PDF_BYTES)
+
+
+def repo_reader() -> RepoReader:
+    from backend.adapters.github.repo import GitRepoReader
+
+    return GitRepoReader(policy=url_policy(), max_file_bytes=settings.OPENGURU_GITHUB_MAX_FILE_BYTES,
+                         allow_file_urls=settings.OPENGURU_GIT_ALLOW_FILE_URLS)
 
 
 @receiver(setting_changed)

@@ -77,8 +77,14 @@ class VectorStore(Protocol):
         """Insert or replace chunks by id (dense vector and BM25 text written together)."""
         ...
 
-    def delete_where(self, name: str, *, source_id: int, generation_lt: int | None = None) -> None:
-        """Delete a source's chunks, or only those older than `generation_lt`."""
+    def delete_where(
+        self, name: str, *, source_id: int, generation_lt: int | None = None, generation: int | None = None
+    ) -> None:
+        """Delete a source's chunks: all, those older than `generation_lt`, or those of one `generation`."""
+        ...
+
+    def delete_ids(self, name: str, ids: Sequence[str]) -> None:
+        """Delete chunks by id (missing ids are ignored)."""
         ...
 
     def search_dense(

@@ -10,7 +10,9 @@ class DataSourceAdmin(admin.ModelAdmin):
     list_display = ["__str__", "guru", "kind", "status", "progress_done", "progress_total", "last_indexed_at"]
     list_filter = ["kind", "status", "guru"]
     search_fields = ["title", "url"]
-    readonly_fields = ["generation", "chunk_count", "content_hash", "last_indexed_at", "reindex_count"]
+    readonly_fields = ["generation", "indexed_generation", "chunk_count", "content_hash", "last_indexed_at",
+                       "reindex_count"]
+    exclude = ["access_token"]
 
 
 @admin.register(GithubFile)

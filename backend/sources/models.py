@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.db import models
 
+from backend.core.fields import EncryptedTextField
 from backend.core.models import TimeStampedModel
 from backend.gurus.models import Guru
 
@@ -40,12 +41,16 @@ class DataSource(TimeStampedModel):
     progress_done = models.PositiveIntegerField(default=0)
     progress_total = models.PositiveIntegerField(default=0)
     content_hash = models.CharField(max_length=64, blank=True)
-    # Chunks are written under a new generation before older generations are deleted, so a
-    # crash mid-way leaves the previous index answering.
+    # Each index run gets a new generation and claims the source with it; chunks are written under
+    # it before older generations are deleted, so a crash mid-way leaves the previous index answering.
     generation = models.PositiveIntegerField(default=0)
+    indexed_generation = models.PositiveIntegerField(
+        null=True, blank=True, help_text="The generation whose chunks answer questions (None: never indexed)."
+    )
     chunk_count = models.PositiveIntegerField(default=0)
     private = models.BooleanField(default=False, help_text="Hide links to this source in answers.")
     options = models.JSONField(default=dict, blank=True, help_text="Kind-specific: branch, globs, crawl.")
+    access_token = EncryptedTextField(blank=True, help_text="Token for a private repository (encrypted).")
     last_indexed_at = models.DateTimeField(null=True, blank=True)
     reindex_count = models.PositiveIntegerField(default=0)
 
@@ -81,8 +86,9 @@ class GithubFile(models.Model):
     path = models.CharField(max_length=1000)
     blob_sha = models.CharField(max_length=64)
     size = models.PositiveIntegerField()
-    link = models.URLField(max_length=2000)
+    link = models.CharField(max_length=2000)
     in_index = models.BooleanField(default=False)
+    chunk_count = models.PositiveIntegerField(default=0)
 
     class Meta:
         ordering = ["path"]

@@ -1,12 +1,154 @@
-"""Data source write paths (ingestion itself arrives with issue #4)."""
+"""Data source write paths: create, schedule (re-)indexing, delete. Indexing runs in sources.indexing."""
 
 from __future__ import annotations
 
-from backend.sources.models import DataSource, SourceStatus
+import hashlib
+import logging
+import shutil
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.core.files.uploadedfile import UploadedFile
+from django.db import IntegrityError, transaction
+from django.db.models import F
+
+from backend.adapters import registry
+from backend.core.errors import AppError, Conflict
+from backend.gurus.models import Guru
+from backend.pipeline.youtube_urls import parse_youtube_url
+from backend.sources.models import DataSource, SourceKind, SourceStatus
+
+logger = logging.getLogger(__name__)
+
+WEBSITE_MODES = ("page", "sitemap", "crawl")
+
+
+class InvalidSource(AppError):
+    code = "invalid_source"
+
+
+def _validate(kind: str, url: str, options: dict[str, Any]) -> None:
+    if kind == SourceKind.YOUTUBE:
+        try:
+            parse_youtube_url(url)
+        except ValueError as exc:
+            raise InvalidSource(str(exc)) from exc
+    elif kind == SourceKind.WEBSITE:
+        if not url.startswith(("http://", "https://")):
+            raise InvalidSource("A website source needs an http(s) URL.")
+        if options.get("mode", "page") not in WEBSITE_MODES:
+            raise InvalidSource(f"Website mode must be one of {', '.join(WEBSITE_MODES)}.")
+    elif kind == SourceKind.GITHUB_REPO:
+        if not url or url.startswith("-"):
+            raise InvalidSource("A repository source needs its clone URL, e.g. https://github.com/owner/repo.")
+    elif kind != SourceKind.PDF:
+        raise InvalidSource(f"Unknown source kind {kind!r}.")
+
+
+def _store_pdf(guru: Guru, upload: UploadedFile) -> tuple[str, str]:
+    limit = settings.OPENGURU_MAX_PDF_BYTES
+    if upload.size is None or upload.size > limit:
+        raise InvalidSource(f"{upload.name} is larger than the {limit // (1024 * 1024)} MB limit for PDFs.")
+    digest = hashlib.sha256()
+    for part in upload.chunks():
+        digest.update(part)
+    return digest.hexdigest(), upload.name or "document.pdf"
+
+
+def source_create(
+    *, guru: Guru, kind: str, url: str = "", upload: UploadedFile | None = None, title: str = "",
+    options: dict[str, Any] | None = None, private: bool = False, access_token: str = "",
+) -> DataSource:
+    """Add a source and index it after commit. Raises InvalidSource or Conflict (already added)."""
+    options = dict(options or {})
+    url = url.strip()
+    _validate(kind, url, options)
+    source = DataSource(guru=guru, kind=kind, url=url, title=title, options=options, private=private,
+                        access_token=access_token)
+    if kind == SourceKind.PDF:
+        if upload is None:
+            raise InvalidSource("A PDF source needs an uploaded file.")
+        source.content_hash, name = _store_pdf(guru, upload)
+        source.title = title or name
+        source.file.save(name, upload, save=False)
+    try:
+        with transaction.atomic():
+            source.save()
+    except IntegrityError as exc:
+        if source.file:
+            source.file.delete(save=False)
+        raise Conflict("This source was already added to the guru.") from exc
+    source_schedule_index(source=source)
+    return source
+
+
+def source_schedule_index(*, source: DataSource) -> int:
+    """Start a new index run (generation) after commit; an older run still queued becomes a no-op."""
+    DataSource.objects.filter(pk=source.pk).update(
+        generation=F("generation") + 1, status=SourceStatus.PENDING, progress_done=0, progress_total=0
+    )
+    source.refresh_from_db(fields=["generation", "status"])
+    from backend.sources.tasks import source_index as source_index_task
+
+    source_id, run = source.pk, source.generation
+    transaction.on_commit(lambda: source_index_task.delay(source_id=source_id, run=run))
+    return run
+
+
+def source_reindex_guru(*, guru: Guru) -> int:
+    """Re-index every source of a guru; returns how many were scheduled."""
+    sources = list(DataSource.objects.filter(guru=guru))
+    for source in sources:
+        source_schedule_index(source=source)
+    return len(sources)
 
 
 def source_mark_for_reindex(*, guru_id: int, reason: str) -> int:
-    """Put every source of a guru back to PENDING with a note; returns how many were marked."""
-    return DataSource.objects.filter(guru_id=guru_id).update(
-        status=SourceStatus.PENDING, error_message=reason, progress_done=0, progress_total=0, chunk_count=0
+    """Put every source of a guru back to PENDING with a note and schedule it; returns how many."""
+    sources = list(DataSource.objects.filter(guru_id=guru_id))
+    DataSource.objects.filter(guru_id=guru_id).update(
+        error_message=reason, chunk_count=0, indexed_generation=None
     )
+    for source in sources:
+        source.github_files.update(in_index=False, chunk_count=0)
+        source_schedule_index(source=source)
+    return len(sources)
+
+
+def source_delete(*, source: DataSource) -> None:
+    """Delete a source with its vectors, stored file, GitHub files and repository checkout."""
+    source_id, guru_id, file = source.pk, source.guru_id, source.file
+    source.delete()
+
+    def _cleanup() -> None:
+        from backend.gurus.models import VectorCollection
+
+        record = VectorCollection.objects.filter(guru_id=guru_id).first()
+        if record is not None:
+            registry.vector_store().delete_where(record.name, source_id=source_id)
+        if file:
+            file.storage.delete(file.name)
+        shutil.rmtree(Path(settings.OPENGURU_REPOS_DIR) / str(source_id), ignore_errors=True)
+
+    transaction.on_commit(_cleanup)
+
+
+def source_schedule_due() -> int:
+    """Beat's fan-out: schedule GitHub re-syncs and website re-crawls whose interval has passed."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    now = timezone.now()
+    due: list[DataSource] = []
+    for kind, hours in ((SourceKind.GITHUB_REPO, settings.OPENGURU_GITHUB_RESYNC_HOURS),
+                        (SourceKind.WEBSITE, settings.OPENGURU_WEBSITE_RECRAWL_HOURS)):
+        if hours > 0:
+            due += DataSource.objects.filter(
+                kind=kind, status__in=[SourceStatus.INDEXED, SourceStatus.FAILED],
+                last_indexed_at__lt=now - timedelta(hours=hours),
+            )
+    for source in due:
+        source_schedule_index(source=source)
+    return len(due)

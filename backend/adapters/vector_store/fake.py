@@ -90,16 +90,26 @@ class InMemoryVectorStore:
                     )
                 target.rows[chunk.id] = chunk
 
-    def delete_where(self, name: str, *, source_id: int, generation_lt: int | None = None) -> None:
+    def delete_where(
+        self, name: str, *, source_id: int, generation_lt: int | None = None, generation: int | None = None
+    ) -> None:
         with self._lock:
             rows = self._get(name).rows
             doomed = [
                 cid
                 for cid, c in rows.items()
-                if c.source_id == source_id and (generation_lt is None or c.generation < generation_lt)
+                if c.source_id == source_id
+                and (generation_lt is None or c.generation < generation_lt)
+                and (generation is None or c.generation == generation)
             ]
             for cid in doomed:
                 del rows[cid]
+
+    def delete_ids(self, name: str, ids: Sequence[str]) -> None:
+        with self._lock:
+            rows = self._get(name).rows
+            for cid in ids:
+                rows.pop(cid, None)
 
     def search_dense(
         self, name: str, vector: Sequence[float], *, top_k: int, source_ids: Sequence[int] | None = None

@@ -178,12 +178,20 @@ class MilvusVectorStore:
         ]
         self._call("write chunks", self._client.upsert, collection_name=name, data=rows)
 
-    def delete_where(self, name: str, *, source_id: int, generation_lt: int | None = None) -> None:
+    def delete_where(
+        self, name: str, *, source_id: int, generation_lt: int | None = None, generation: int | None = None
+    ) -> None:
         # Only integers reach the expression (typed, never user strings), so it cannot be injected.
         expr = f"source_id == {int(source_id)}"
         if generation_lt is not None:
             expr += f" and generation < {int(generation_lt)}"
+        if generation is not None:
+            expr += f" and generation == {int(generation)}"
         self._call("delete chunks", self._client.delete, collection_name=name, filter=expr)
+
+    def delete_ids(self, name: str, ids: Sequence[str]) -> None:
+        if ids:
+            self._call("delete chunks", self._client.delete, collection_name=name, ids=list(ids))
 
     def search_dense(
         self, name: str, vector: Sequence[float], *, top_k: int, source_ids: Sequence[int] | None = None

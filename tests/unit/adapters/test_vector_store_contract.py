@@ -132,3 +132,13 @@ def test_drop_is_idempotent(store: VectorStore, name: str) -> None:
     store.drop_collection(name)
     assert store.collection_info(name) is None
     assert name not in store.list_collections()
+
+
+def test_delete_one_generation_and_by_ids(store: VectorStore, name: str) -> None:
+    store.ensure_collection(name, dimension=DIM)
+    store.upsert(name, [chunk(0, "live", generation=1), chunk(0, "half written", generation=2),
+                        chunk(1, "also live", generation=1)])
+    store.delete_where(name, source_id=1, generation=2)
+    store.delete_ids(name, ["s1-g1-1", "no-such-id"])
+    hits = store.search_dense(name, EMBEDDER.embed_query("live"), top_k=10)
+    assert [(h.chunk_id, h.generation) for h in hits] == [("s1-g1-0", 1)]

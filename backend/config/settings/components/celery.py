@@ -39,4 +39,7 @@ CELERY_TASK_TIME_LIMIT = 30 * 60
 CELERY_TIMEZONE = "UTC"
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
-CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {}
+# Beat only finds due work and fans it out; the work itself runs in ordinary tasks.
+CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
+    "sources-check-for-due": {"task": "sources.check_for_due", "schedule": 15 * 60.0},
+}

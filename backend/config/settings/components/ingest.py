@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from backend.config.env import env_int, env_list, env_path, env_str
+from backend.config.env import env_bool, env_int, env_list, env_path, env_str
 
 _DATA_DIR = env_path("OPENGURU_DATA_DIR", Path(__file__).resolve().parents[4] / "var")
 
@@ -21,3 +21,7 @@ OPENGURU_INGEST_CONCURRENCY = env_int("OPENGURU_INGEST_CONCURRENCY", 2)
 # Scheduled re-index: GitHub re-sync and website re-crawl intervals (hours; 0 turns it off).
 OPENGURU_GITHUB_RESYNC_HOURS = env_int("OPENGURU_GITHUB_RESYNC_HOURS", 24)
 OPENGURU_WEBSITE_RECRAWL_HOURS = env_int("OPENGURU_WEBSITE_RECRAWL_HOURS", 0)
+# Local git remotes (file://) are refused by default: a path on the worker is not a user's repository.
+OPENGURU_GIT_ALLOW_FILE_URLS = env_bool("OPENGURU_GIT_ALLOW_FILE_URLS", False)
+# "youtube" (the real service) or "memory" (tests' in-memory fake, which passes the same contract).
+OPENGURU_YOUTUBE_BACKEND = env_str("OPENGURU_YOUTUBE_BACKEND", "youtube")

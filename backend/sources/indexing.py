@@ -1,0 +1,128 @@
+"""One index run of a source: claim it, load, chunk, embed, write, retire the old generation."""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+from django.db.models import F
+from django.utils import timezone
+
+from backend.adapters import registry
+from backend.core.selectors import settings_get
+from backend.gurus.models import CollectionStatus, VectorCollection
+from backend.pipeline.chunking import ChunkingConfig, default_chunking
+from backend.pipeline.errors import PermanentServiceError, TransientServiceError
+from backend.pipeline.types import SourceKind
+from backend.sources.models import DataSource, SourceStatus
+from backend.sources.writer import ChunkWriter
+
+logger = logging.getLogger(__name__)
+
+PROGRESS_EVERY_SECONDS = 0.5
+# GitHub chunks are replaced file by file (by blob sha), so they live in one constant generation.
+INCREMENTAL_GENERATION = 0
+
+
+@dataclass
+class Progress:
+    """Writes done/total to the source row, at most every half second (the dashboard polls it)."""
+
+    source_id: int
+    run: int
+    done: int = 0
+    total: int = 0
+    _last: float = 0.0
+
+    def set_total(self, total: int) -> None:
+        self.total = max(total, self.done)
+        self._write(force=True)
+
+    def advance(self, step: int = 1) -> None:
+        self.done += step
+        self.total = max(self.total, self.done)
+        self._write(force=self.done == self.total)
+
+    def _write(self, *, force: bool) -> None:
+        now = time.monotonic()
+        if force or now - self._last >= PROGRESS_EVERY_SECONDS:
+            self._last = now
+            DataSource.objects.filter(pk=self.source_id, generation=self.run).update(
+                progress_done=self.done, progress_total=self.total
+            )
+
+
+def chunking_config() -> ChunkingConfig:
+    """Settings' sizes when set, else the embedder's window; never larger than the window."""
+    window = registry.embedder().max_input_tokens
+    default = default_chunking(embedder_max_tokens=window)
+    stored = settings_get()
+    size = min(stored.chunk_size or default.max_tokens, default.max_tokens)
+    overlap = stored.chunk_overlap if stored.chunk_overlap is not None else size * 12 // 100
+    return ChunkingConfig(max_tokens=size, overlap_tokens=min(overlap, size // 2 - 1),
+                          min_chars=stored.chunk_min_length)
+
+
+def _claim(source_id: int, run: int) -> bool:
+    claimed = DataSource.objects.filter(
+        pk=source_id, generation=run, status__in=[SourceStatus.PENDING, SourceStatus.PROCESSING]
+    ).update(status=SourceStatus.PROCESSING, error_message="")
+    return claimed == 1
+
+
+def _collection(guru_id: int) -> str:
+    record = VectorCollection.objects.filter(guru_id=guru_id).first()
+    if record is None or record.status != CollectionStatus.READY:
+        # The guru's collection is still being created (or failed): wait for it rather than fail.
+        raise TransientServiceError("The guru's vector collection is not ready yet.")
+    return record.name
+
+
+def _writer(source: DataSource, collection: str, generation: int) -> ChunkWriter:
+    return ChunkWriter(store=registry.vector_store(), embedder=registry.embedder(), collection=collection,
+                       source_id=source.pk, generation=generation, kind=SourceKind(source.kind),
+                       config=chunking_config())
+
+
+def source_index(*, source_id: int, run: int) -> None:
+    """Index the source for run `run`; a superseded or deleted run is a no-op.
+
+    Permanent failures mark the source FAILED (its previous chunks keep answering); transient ones
+    propagate for the task to retry. Re-running the same run rewrites the same chunk ids.
+    """
+    if not _claim(source_id, run):
+        logger.info("source %s run %s superseded or deleted; skipping", source_id, run)
+        return
+    source = DataSource.objects.select_related("guru").get(pk=source_id)
+    progress = Progress(source_id, run)
+    try:
+        collection = _collection(source.guru_id)
+        if source.kind == SourceKind.GITHUB_REPO:
+            from backend.sources.github_sync import github_sync
+
+            generation = INCREMENTAL_GENERATION
+            result = github_sync(source, _writer(source, collection, generation), progress)
+        else:
+            from backend.sources.loaders import load_and_write
+
+            generation = run
+            result = load_and_write(source, _writer(source, collection, generation), progress)
+            registry.vector_store().delete_where(collection, source_id=source_id, generation_lt=generation)
+    except PermanentServiceError as exc:
+        DataSource.objects.filter(pk=source_id, generation=run).update(
+            status=SourceStatus.FAILED, error_message=str(exc)[:2000]
+        )
+        if source.kind != SourceKind.GITHUB_REPO and VectorCollection.objects.filter(guru_id=source.guru_id).exists():
+            # The half-written new generation never answered; the previous one keeps answering.
+            registry.vector_store().delete_where(_collection(source.guru_id), source_id=source_id, generation=run)
+        logger.warning("source %s failed permanently: %s", source_id, exc)
+        return
+    except TransientServiceError as exc:
+        DataSource.objects.filter(pk=source_id, generation=run).update(error_message=f"Retrying: {exc}"[:2000])
+        raise
+    DataSource.objects.filter(pk=source_id, generation=run).update(
+        status=SourceStatus.INDEXED, indexed_generation=generation, chunk_count=result.chunks,
+        error_message=result.note, title=(source.title or result.title)[:500], last_indexed_at=timezone.now(),
+        reindex_count=F("reindex_count") + 1,
+    )

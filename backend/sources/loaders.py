@@ -1,0 +1,120 @@
+"""Turn a YouTube, website or PDF source into documents and write their chunks (GitHub: github_sync)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from backend.adapters import registry
+from backend.pipeline.chunking import TextChunk
+from backend.pipeline.errors import PermanentServiceError
+from backend.pipeline.ingest_types import ContentType, Document, FetchedPage, Segment, Transcript
+from backend.pipeline.youtube_urls import parse_youtube_url, video_link
+from backend.sources.indexing import Progress
+from backend.sources.models import DataSource, SourceKind
+from backend.sources.writer import ChunkWriter
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class Plan:
+    """The units a source consists of, loaded lazily, and the units that failed on their own."""
+
+    total: int
+    documents: Iterator[Document]
+    title: str = ""
+    failures: list[tuple[str, str]] = field(default_factory=list)
+
+
+def transcript_document(transcript: Transcript) -> Document:
+    """One document per video; segments map chunk offsets back to seconds for `&t=` links."""
+    text, segments = "", []
+    for seconds, cue in transcript.cues:
+        segments.append(Segment(offset=len(text), seconds=seconds))
+        text += cue + " "
+    return Document(key=transcript.video_id, text=text.strip(), title=transcript.title,
+                    link=video_link(transcript.video_id), segments=tuple(segments))
+
+
+def _youtube_link(doc: Document, chunk: TextChunk) -> str:
+    return video_link(doc.key, chunk.locator.get("seconds"))
+
+
+def _youtube_plan(source: DataSource, plan_failures: list[tuple[str, str]]) -> Plan:
+    ref = parse_youtube_url(source.url)
+    fetcher = registry.transcript_fetcher()
+    video_ids = [ref.id] if ref.kind == "video" else fetcher.playlist_video_ids(ref.id)
+    languages = tuple(source.options.get("languages") or ("en",))
+
+    def documents() -> Iterator[Document]:
+        for video_id in video_ids:
+            try:
+                yield transcript_document(fetcher.transcript(video_id, languages=languages))
+            except PermanentServiceError as exc:
+                if ref.kind == "video":
+                    raise
+                # One video of a playlist without captions must not fail the whole playlist.
+                plan_failures.append((video_link(video_id), str(exc)))
+
+    return Plan(total=len(video_ids), documents=documents(), failures=plan_failures)
+
+
+def page_document(page: FetchedPage) -> Document:
+    return Document(key=page.final_url or page.url, text=page.markdown, title=page.title,
+                    link=page.final_url or page.url, content_type=ContentType.MARKDOWN)
+
+
+def _pdf_plan(source: DataSource) -> Plan:
+    pages = registry.pdf_extractor().extract(source.file.path, title=source.title, link=source.file.url)
+    return Plan(total=len(pages), documents=iter(pages))
+
+
+def plan_for(source: DataSource) -> Plan:
+    """The documents of a non-GitHub source."""
+    if source.kind == SourceKind.YOUTUBE:
+        return _youtube_plan(source, [])
+    if source.kind == SourceKind.PDF:
+        return _pdf_plan(source)
+    from backend.sources.website import website_plan
+
+    return website_plan(source)
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    chunks: int
+    title: str
+    note: str = ""
+    """What the maintainer should know although the source indexed (e.g. skipped pages)."""
+
+
+def load_and_write(source: DataSource, writer: ChunkWriter, progress: Progress) -> WriteResult:
+    """Write every document's chunks under the writer's generation."""
+    plan = plan_for(source)
+    if source.kind == SourceKind.YOUTUBE:
+        writer.link_for = _youtube_link
+    progress.set_total(plan.total)
+    title, documents = plan.title, 0
+    for doc in plan.documents:
+        writer.add(doc)
+        title = title or doc.title
+        documents += 1
+        progress.advance()
+    writer.flush()
+    if documents == 0:
+        reasons = "; ".join(f"{unit}: {why}" for unit, why in plan.failures[:3])
+        raise PermanentServiceError(f"Nothing could be indexed from this source. {reasons}".strip())
+    if writer.written == 0:
+        raise PermanentServiceError("The source has no text to index.")
+    for unit, why in plan.failures:
+        logger.warning("source %s: skipped %s: %s", source.pk, unit, why)
+    note = ""
+    if plan.failures:
+        shown = "; ".join(f"{unit} ({why})" for unit, why in plan.failures[:5])
+        more = f" and {len(plan.failures) - 5} more" if len(plan.failures) > 5 else ""
+        note = f"Indexed {documents} of {documents + len(plan.failures)}; skipped {shown}{more}."
+    return WriteResult(chunks=writer.written, title=title, note=note[:2000])
+
+

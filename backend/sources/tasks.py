@@ -1,0 +1,38 @@
+"""Celery entry points for ingestion; thin wrappers over sources.indexing and sources.services."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+
+from backend.core.locks import LockNotAcquired, cache_semaphore
+from backend.core.tasks import openguru_task
+
+LOCK_BUSY_COUNTDOWN = 10
+# Longer than the task's hard time limit, so a live run never loses its slot to the TTL.
+INDEX_LOCK_TTL = 35 * 60
+
+
+@openguru_task("sources.index", max_retries=None, retry_backoff_max=600)
+def source_index(self: Any, *, source_id: int, run: int) -> None:
+    from backend.sources.indexing import source_index as index
+    from backend.sources.models import DataSource
+
+    source = DataSource.objects.filter(pk=source_id).values("guru_id", "kind").first()
+    if source is None:
+        return
+    name = f"ingest:{source['guru_id']}:{source['kind']}"
+    try:
+        with cache_semaphore(name, slots=settings.OPENGURU_INGEST_CONCURRENCY, ttl=INDEX_LOCK_TTL):
+            index(source_id=source_id, run=run)
+    except LockNotAcquired as exc:
+        # The guru already indexes as many sources of this kind as allowed: wait, never drop.
+        raise self.retry(exc=exc, countdown=LOCK_BUSY_COUNTDOWN) from exc
+
+
+@openguru_task("sources.check_for_due")
+def sources_check_for_due(self: Any) -> int:
+    from backend.sources.services import source_schedule_due
+
+    return source_schedule_due()

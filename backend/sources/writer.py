@@ -1,0 +1,63 @@
+"""Buffers chunks, embeds them in batches and writes dense vectors and BM25 text together."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from backend.pipeline.chunking import ChunkingConfig, TextChunk, chunk_id, split_document
+from backend.pipeline.ingest_types import Document
+from backend.pipeline.ports import Embedder, VectorStore
+from backend.pipeline.types import Chunk, SourceKind
+
+EMBED_BATCH = 32
+LinkFor = Callable[[Document, TextChunk], str]
+
+
+def plain_link(doc: Document, chunk: TextChunk) -> str:
+    """The document's own link, with the locator the chunk needs for a deep link."""
+    if "page" in chunk.locator and "#page=" not in doc.link:
+        return f"{doc.link}#page={chunk.locator['page']}"
+    return doc.link
+
+
+@dataclass
+class ChunkWriter:
+    """Splits documents and writes their chunks in embedding-sized batches; `flush()` at the end."""
+
+    store: VectorStore
+    embedder: Embedder
+    collection: str
+    source_id: int
+    generation: int
+    kind: SourceKind
+    config: ChunkingConfig
+    link_for: LinkFor = plain_link
+    written: int = 0
+    _pending: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
+
+    def add(self, doc: Document, *, version: str = "") -> int:
+        """Queue a document's chunks; returns how many it produced."""
+        chunks = split_document(doc, self.config, self.embedder.count_tokens)
+        for chunk in chunks:
+            cid = chunk_id(source_id=self.source_id, generation=self.generation, doc_key=doc.key,
+                           version=version, index=chunk.index)
+            metadata = {"title": doc.title, "link": self.link_for(doc, chunk), "doc_key": doc.key,
+                        "chunk_index": chunk.index, **chunk.locator}
+            self._pending.append((cid, chunk.text, metadata))
+        self.flush(final=False)
+        return len(chunks)
+
+    def flush(self, *, final: bool = True) -> None:
+        """Embed and upsert full batches, and with `final` the remainder too."""
+        while len(self._pending) >= EMBED_BATCH or (final and self._pending):
+            batch, self._pending = self._pending[:EMBED_BATCH], self._pending[EMBED_BATCH:]
+            vectors = self.embedder.embed_documents([text for _, text, _ in batch])
+            rows = [
+                Chunk(id=cid, text=text, vector=tuple(vector), source_id=self.source_id,
+                      generation=self.generation, kind=self.kind, metadata=metadata)
+                for (cid, text, metadata), vector in zip(batch, vectors, strict=True)
+            ]
+            self.store.upsert(self.collection, rows)
+            self.written += len(rows)

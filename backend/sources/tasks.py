@@ -6,7 +6,7 @@ from typing import Any
 
 from django.conf import settings
 
-from backend.core.locks import LockNotAcquired, cache_semaphore
+from backend.core.locks import LockNotAcquired, cache_lock, cache_semaphore
 from backend.core.tasks import openguru_task
 
 LOCK_BUSY_COUNTDOWN = 10
@@ -24,7 +24,12 @@ def source_index(self: Any, *, source_id: int, run: int) -> None:
         return
     name = f"ingest:{source['guru_id']}:{source['kind']}"
     try:
-        with cache_semaphore(name, slots=settings.OPENGURU_INGEST_CONCURRENCY, ttl=INDEX_LOCK_TTL):
+        # One run per source at a time (a newer run waits for the older to stop touching its files),
+        # and a bounded number per guru and kind.
+        with (
+            cache_lock(f"source:{source_id}", ttl=INDEX_LOCK_TTL),
+            cache_semaphore(name, slots=settings.OPENGURU_INGEST_CONCURRENCY, ttl=INDEX_LOCK_TTL),
+        ):
             index(source_id=source_id, run=run)
     except LockNotAcquired as exc:
         # The guru already indexes as many sources of this kind as allowed: wait, never drop.

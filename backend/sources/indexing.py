@@ -108,7 +108,6 @@ def source_index(*, source_id: int, run: int) -> None:
 
             generation = run
             result = load_and_write(source, _writer(source, collection, generation), progress)
-            registry.vector_store().delete_where(collection, source_id=source_id, generation_lt=generation)
     except PermanentServiceError as exc:
         DataSource.objects.filter(pk=source_id, generation=run).update(
             status=SourceStatus.FAILED, error_message=str(exc)[:2000]
@@ -121,8 +120,12 @@ def source_index(*, source_id: int, run: int) -> None:
     except TransientServiceError as exc:
         DataSource.objects.filter(pk=source_id, generation=run).update(error_message=f"Retrying: {exc}"[:2000])
         raise
-    DataSource.objects.filter(pk=source_id, generation=run).update(
+    published = DataSource.objects.filter(pk=source_id, generation=run).update(
         status=SourceStatus.INDEXED, indexed_generation=generation, chunk_count=result.chunks,
         error_message=result.note, title=(source.title or result.title)[:500], last_indexed_at=timezone.now(),
         reindex_count=F("reindex_count") + 1,
     )
+    # Retire older chunks only once this generation is the live one: a run superseded meanwhile
+    # leaves everything to the newer run, so the live generation is never deleted under a reader.
+    if published and generation != INCREMENTAL_GENERATION:
+        registry.vector_store().delete_where(collection, source_id=source_id, generation_lt=generation)

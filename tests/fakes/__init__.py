@@ -1,1 +1,1 @@
-"""Local fake servers that speak vendors' wire protocols on 127.0.0.1, for the real SDKs to call."""
+"""Test doubles: fake servers speaking vendors' wire protocols on 127.0.0.1, and generated test files."""

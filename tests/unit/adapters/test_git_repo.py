@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import os
-import subprocess
 import time
 from pathlib import Path
 
@@ -14,15 +13,11 @@ from backend.adapters.github.repo import GitRepoReader, blob_link, glob_regex, l
 from backend.adapters.net_guard import BlockedUrlError, UrlPolicy
 from backend.pipeline.errors import PermanentServiceError, ServiceError, TransientServiceError
 from backend.pipeline.ingest_types import RepoSnapshot
+from tests.support.gitrepo import commit_all, git, write_files
 
 MAX_BYTES = 2000
 TOKEN = "ghp_SuperSecretToken1234567890"
 BASIC = base64.b64encode(f"x-access-token:{TOKEN}".encode()).decode()
-_GIT_ENV = {
-    **{k: v for k, v in os.environ.items() if not k.startswith("GIT_")},
-    "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@x",
-    "GIT_COMMITTER_NAME": "T", "GIT_COMMITTER_EMAIL": "t@x",
-}
 INDEXED = {
     "src/app.py": "def main():\n    return 1\n",
     "src/util.ts": "export const x = 1;\n",
@@ -47,22 +42,6 @@ SKIPPED = {
     "big.txt": "x" * (MAX_BYTES + 1),
     "data.txt": "text\0with a NUL byte\n",
 }
-
-
-def git(cwd: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=cwd, env=_GIT_ENV, check=True, capture_output=True, text=True).stdout
-
-
-def write_files(root: Path, files: dict[str, str]) -> None:
-    for rel, text in files.items():
-        target = root / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(text.encode())
-
-
-def commit_all(root: Path, message: str = "change") -> None:
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", message)
 
 
 @pytest.fixture

@@ -14,9 +14,8 @@ from backend.adapters.github.repo import blob_link, language_for
 from backend.pipeline.chunking import TextChunk, chunk_id
 from backend.pipeline.ingest_types import ContentType, Document, RepoFile, RepoSnapshot
 from backend.sources.indexing import INCREMENTAL_GENERATION, Progress
-from backend.sources.loaders import WriteResult
 from backend.sources.models import DataSource, GithubFile
-from backend.sources.writer import ChunkWriter
+from backend.sources.writer import ChunkWriter, WriteResult
 
 logger = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ from backend.pipeline.ingest_types import ContentType, Document, FetchedPage, Se
 from backend.pipeline.youtube_urls import parse_youtube_url, video_link
 from backend.sources.indexing import Progress
 from backend.sources.models import DataSource, SourceKind
-from backend.sources.writer import ChunkWriter
+from backend.sources.writer import ChunkWriter, WriteResult
 
 logger = logging.getLogger(__name__)
 
@@ -80,14 +80,6 @@ def plan_for(source: DataSource) -> Plan:
     from backend.sources.website import website_plan
 
     return website_plan(source)
-
-
-@dataclass(frozen=True)
-class WriteResult:
-    chunks: int
-    title: str
-    note: str = ""
-    """What the maintainer should know although the source indexed (e.g. skipped pages)."""
 
 
 def load_and_write(source: DataSource, writer: ChunkWriter, progress: Progress) -> WriteResult:

@@ -22,6 +22,16 @@ def plain_link(doc: Document, chunk: TextChunk) -> str:
     return doc.link
 
 
+@dataclass(frozen=True)
+class WriteResult:
+    """What an index run wrote."""
+
+    chunks: int
+    title: str
+    note: str = ""
+    """What the maintainer should know although the source indexed (e.g. skipped pages)."""
+
+
 @dataclass
 class ChunkWriter:
     """Splits documents and writes their chunks in embedding-sized batches; `flush()` at the end."""

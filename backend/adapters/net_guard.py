@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from backend.pipeline.errors import PermanentServiceError
+from backend.pipeline.errors import PermanentServiceError, TransientServiceError
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -26,12 +26,15 @@ class BlockedUrlError(PermanentServiceError):
     """The URL is not allowed for fetching on a user's behalf."""
 
 
-def _system_resolver(host: str, port: int) -> list[str]:
+def system_resolver(host: str, port: int) -> list[str]:
+    """The addresses the machine's resolver gives for host, in its order."""
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except socket.gaierror as exc:
+        if exc.errno == socket.EAI_AGAIN:  # the resolver itself failed; the name may well exist
+            raise TransientServiceError(f"Could not resolve {host!r} right now ({exc.strerror}).") from exc
         raise PermanentServiceError(f"The host {host!r} does not resolve ({exc.strerror}).") from exc
-    return sorted({str(info[4][0]) for info in infos})
+    return list(dict.fromkeys(str(info[4][0]) for info in infos))
 
 
 @dataclass(frozen=True)
@@ -64,7 +67,7 @@ class UrlPolicy:
         return address.is_global and not (address.is_multicast or address.is_reserved)
 
 
-def check_url(url: str, policy: UrlPolicy, *, resolver: Resolver = _system_resolver) -> str:
+def check_url(url: str, policy: UrlPolicy, *, resolver: Resolver = system_resolver) -> str:
     """Return the URL's host if every address it resolves to is allowed; raise BlockedUrlError otherwise."""
     parts = urlsplit(url)
     if parts.scheme.lower() not in policy.schemes:

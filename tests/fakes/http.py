@@ -29,10 +29,13 @@ class FakeResponder:
         self._h = handler
 
     def json(self, payload: Any, status: int = 200, headers: dict[str, str] | None = None) -> None:
-        body = json.dumps(payload).encode()
+        self.raw(json.dumps(payload).encode(), status=status, headers={"Content-Type": "application/json",
+                                                                        **(headers or {})})
+
+    def raw(self, body: bytes, *, status: int = 200, headers: dict[str, str] | None = None) -> None:
+        """Any status, headers and body (HTML, XML, bytes)."""
         self._h.send_response(status)
-        all_headers = {"Content-Type": "application/json", "Content-Length": str(len(body)), **(headers or {})}
-        for name, value in all_headers.items():
+        for name, value in {"Content-Length": str(len(body)), **(headers or {})}.items():
             self._h.send_header(name, value)
         self._h.end_headers()
         self._h.wfile.write(body)

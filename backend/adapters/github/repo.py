@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 from urllib.parse import quote, urlsplit, urlunsplit
 
-from backend.adapters.net_guard import Resolver, UrlPolicy, _system_resolver, check_url
+from backend.adapters.net_guard import Resolver, UrlPolicy, check_url, system_resolver
 from backend.pipeline.errors import PermanentServiceError, ServiceError, TransientServiceError
 from backend.pipeline.ingest_types import RepoFile, RepoSnapshot
 
@@ -174,7 +174,7 @@ class GitRepoReader:
     """RepoReader on the git CLI: shallow clones re-synced in place, never a shell, never a stored token."""
 
     def __init__(self, *, policy: UrlPolicy, git_binary: str = "git", max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
-                 timeout: float = 300, allow_file_urls: bool = False, resolver: Resolver = _system_resolver) -> None:
+                 timeout: float = 300, allow_file_urls: bool = False, resolver: Resolver = system_resolver) -> None:
         # https only: tokens must never travel in clear text, and git's other transports can run commands.
         self._policy = UrlPolicy(allow=policy.allow, schemes=("https",))
         self._git_binary = git_binary

@@ -207,11 +207,7 @@ def web_fetcher() -> HttpPageFetcher:
 
 
 def transcript_fetcher() -> TranscriptFetcher:
-    """YouTube captions (or the in-memory fake when OPENGURU_YOUTUBE_BACKEND=memory, for tests)."""
-    if settings.OPENGURU_YOUTUBE_BACKEND == "memory":
-        from backend.adapters.youtube.fake import InMemoryTranscriptFetcher
-
-        return InMemoryTranscriptFetcher()
+    """YouTube captions through youtube-transcript-api."""
     from backend.adapters.youtube.transcripts import YouTubeTranscriptFetcher
 
     return YouTubeTranscriptFetcher(timeout=settings.OPENGURU_FETCH_TIMEOUT)

@@ -23,5 +23,3 @@ OPENGURU_GITHUB_RESYNC_HOURS = env_int("OPENGURU_GITHUB_RESYNC_HOURS", 24)
 OPENGURU_WEBSITE_RECRAWL_HOURS = env_int("OPENGURU_WEBSITE_RECRAWL_HOURS", 0)
 # Local git remotes (file://) are refused by default: a path on the worker is not a user's repository.
 OPENGURU_GIT_ALLOW_FILE_URLS = env_bool("OPENGURU_GIT_ALLOW_FILE_URLS", False)
-# "youtube" (the real service) or "memory" (tests' in-memory fake, which passes the same contract).
-OPENGURU_YOUTUBE_BACKEND = env_str("OPENGURU_YOUTUBE_BACKEND", "youtube")

@@ -1,0 +1,51 @@
+"""Website sources: one page, the pages of a sitemap, or a same-site crawl (robots.txt respected)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from django.conf import settings
+
+from backend.adapters import registry
+from backend.pipeline.discovery import crawl, crawl_failures, discover_from_sitemap, robots_for
+from backend.pipeline.errors import PermanentServiceError
+from backend.pipeline.ingest_types import Document
+from backend.sources.loaders import Plan, page_document
+from backend.sources.models import DataSource
+
+
+def _limits(source: DataSource) -> tuple[int, int]:
+    options = source.options or {}
+    pages = min(int(options.get("max_pages") or settings.OPENGURU_CRAWL_MAX_PAGES), settings.OPENGURU_CRAWL_MAX_PAGES)
+    depth = min(int(options.get("depth") or settings.OPENGURU_CRAWL_MAX_DEPTH), settings.OPENGURU_CRAWL_MAX_DEPTH)
+    return pages, depth
+
+
+def _fetch_each(urls: list[str], failures: list[tuple[str, str]]) -> Iterator[Document]:
+    fetcher = registry.page_fetcher()
+    for url in urls:
+        try:
+            yield page_document(fetcher.fetch(url))
+        except PermanentServiceError as exc:
+            # One broken page of a sitemap must not fail the other pages.
+            failures.append((url, str(exc)))
+
+
+def website_plan(source: DataSource) -> Plan:
+    """Discover the source's pages; pages are fetched lazily as the plan is consumed."""
+    mode = (source.options or {}).get("mode", "page")
+    if mode == "page":
+        page = registry.page_fetcher().fetch(source.url)
+        return Plan(total=1, documents=iter([page_document(page)]), title=page.title)
+    raw = registry.web_fetcher().fetch_raw
+    robots = robots_for(source.url, raw, settings.OPENGURU_FETCH_USER_AGENT)
+    max_pages, max_depth = _limits(source)
+    failures: list[tuple[str, str]] = []
+    if mode == "sitemap":
+        urls = [u for u in discover_from_sitemap(source.url, raw, max_pages=max_pages) if robots.allowed(u)]
+        if not urls:
+            raise PermanentServiceError("The sitemap lists no pages that robots.txt allows.")
+        return Plan(total=len(urls), documents=_fetch_each(urls, failures), failures=failures)
+    pages = crawl(source.url, registry.page_fetcher().fetch, robots, max_depth=max_depth, max_pages=max_pages)
+    documents = [page_document(p.page) for p in pages if p.page is not None]
+    return Plan(total=len(documents), documents=iter(documents), failures=crawl_failures(pages))

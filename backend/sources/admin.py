@@ -1,18 +1,44 @@
 """Admin for data sources, GitHub files and summaries (operators; maintainers use the dashboard)."""
 
+from typing import Any
+
 from django.contrib import admin
+from django.db.models import QuerySet
+from django.http import HttpRequest
 
 from backend.sources.models import DataSource, GithubFile, Summarization
+from backend.sources.services import source_delete, source_schedule_index
 
 
 @admin.register(DataSource)
 class DataSourceAdmin(admin.ModelAdmin):
+    """Adding indexes after commit, deleting cleans vectors and files, an action re-indexes."""
+
     list_display = ["__str__", "guru", "kind", "status", "progress_done", "progress_total", "last_indexed_at"]
     list_filter = ["kind", "status", "guru"]
     search_fields = ["title", "url"]
     readonly_fields = ["generation", "indexed_generation", "chunk_count", "content_hash", "last_indexed_at",
                        "reindex_count"]
     exclude = ["access_token"]
+    actions = ["reindex"]
+
+    def save_model(self, request: HttpRequest, obj: DataSource, form: Any, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        if not change:
+            source_schedule_index(source=obj)
+
+    def delete_model(self, request: HttpRequest, obj: DataSource) -> None:
+        source_delete(source=obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[DataSource]) -> None:
+        for source in queryset:
+            source_delete(source=source)
+
+    @admin.action(description="Re-index selected sources")
+    def reindex(self, request: HttpRequest, queryset: QuerySet[DataSource]) -> None:
+        for source in queryset:
+            source_schedule_index(source=source)
+        self.message_user(request, f"{queryset.count()} source(s) queued for re-indexing.")
 
 
 @admin.register(GithubFile)

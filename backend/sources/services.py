@@ -117,21 +117,28 @@ def source_mark_for_reindex(*, guru_id: int, reason: str) -> int:
 
 
 def source_delete(*, source: DataSource) -> None:
-    """Delete a source with its vectors, stored file, GitHub files and repository checkout."""
-    source_id, guru_id, file = source.pk, source.guru_id, source.file
-    source.delete()
+    """Delete a source; after commit a task removes its vectors, stored file and repository checkout."""
+    from backend.sources.tasks import source_cleanup as source_cleanup_task
 
-    def _cleanup() -> None:
-        from backend.gurus.models import VectorCollection
+    source_id, guru_id, file_name = source.pk, source.guru_id, source.file.name or ""
+    source.delete()  # GithubFile rows cascade
+    transaction.on_commit(
+        lambda: source_cleanup_task.delay(source_id=source_id, guru_id=guru_id, file_name=file_name)
+    )
 
-        record = VectorCollection.objects.filter(guru_id=guru_id).first()
-        if record is not None:
-            registry.vector_store().delete_where(record.name, source_id=source_id)
-        if file:
-            file.storage.delete(file.name)
-        shutil.rmtree(Path(settings.OPENGURU_REPOS_DIR) / str(source_id), ignore_errors=True)
 
-    transaction.on_commit(_cleanup)
+def source_cleanup(*, source_id: int, guru_id: int, file_name: str) -> None:
+    """Remove what a deleted source left outside the database. Idempotent."""
+    from django.core.files.storage import default_storage
+
+    from backend.gurus.models import VectorCollection
+
+    record = VectorCollection.objects.filter(guru_id=guru_id).first()
+    if record is not None:
+        registry.vector_store().delete_where(record.name, source_id=source_id)
+    if file_name:
+        default_storage.delete(file_name)
+    shutil.rmtree(Path(settings.OPENGURU_REPOS_DIR) / str(int(source_id)), ignore_errors=True)
 
 
 def source_schedule_due() -> int:

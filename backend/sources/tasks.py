@@ -36,6 +36,13 @@ def source_index(self: Any, *, source_id: int, run: int) -> None:
         raise self.retry(exc=exc, countdown=LOCK_BUSY_COUNTDOWN) from exc
 
 
+@openguru_task("sources.cleanup")
+def source_cleanup(self: Any, *, source_id: int, guru_id: int, file_name: str) -> None:
+    from backend.sources.services import source_cleanup as cleanup
+
+    cleanup(source_id=source_id, guru_id=guru_id, file_name=file_name)
+
+
 @openguru_task("sources.check_for_due")
 def sources_check_for_due(self: Any) -> int:
     from backend.sources.services import source_schedule_due

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from backend.core.sidecars import free_port
+from tests.fakes.pdfs import write_pdf
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
@@ -92,13 +93,19 @@ def _eventually(check: Callable[[], bool], what: str, timeout: float = 60) -> No
         time.sleep(0.25)
 
 
-def _collections(product: Product) -> str:
+def _manage(product: Product, *args: str) -> str:
+    """`./openguru manage …` as a user runs it beside `start`: through the sidecar named in run.env."""
     env = dict(os.environ, OPENGURU_DATA_DIR=str(product.data_dir),
                DJANGO_SETTINGS_MODULE="backend.config.settings.base")
     env.update(line.split("=", 1) for line in (product.data_dir / "run.env").read_text().split())
-    result = subprocess.run([sys.executable, "manage.py", "collections"], cwd=REPO, env=env,
-                            capture_output=True, text=True, check=True)
+    result = subprocess.run([sys.executable, "manage.py", *args], cwd=REPO, env=env,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
     return result.stdout
+
+
+def _collections(product: Product) -> str:
+    return _manage(product, "collections")
 
 
 def test_new_user_journey(product: Product) -> None:
@@ -114,13 +121,21 @@ def test_new_user_journey(product: Product) -> None:
     _eventually(lambda: "guru_celery_guru" in browser.get("/") and "ready" in browser.get("/"), "collection")
     assert re.search(r"celery-guru\s+guru_celery_guru\s+384\s+0\s+ok", _collections(product))
 
+    # The worker process indexes with the real local embedder while the command watches progress.
+    pdf = write_pdf(product.data_dir.parent / "manual.pdf",
+                    [[f"Line {i}: the visibility timeout redelivers unacknowledged tasks." for i in range(30)]])
+    out = _manage(product, "add_source", "celery-guru", str(pdf))
+    chunks = int(re.search(r"Indexed (\d+) chunks from manual.pdf", out).group(1))  # type: ignore[union-attr]
+    assert chunks > 0
+    assert re.search(rf"celery-guru\s+guru_celery_guru\s+384\s+{chunks}\s+ok", _collections(product))
+
     guru_id = re.search(r"/admin/gurus/guru/(\d+)/change/", browser.get("/admin/gurus/guru/")).group(1)
     change = f"/admin/gurus/guru/{guru_id}/change/"
     browser.submit(change, {"slug": "celery-docs", "name": "Celery Guru", "domain_knowledge": "Celery",
                             "base_color": "#1f6feb", "language": "en", "active": "on", "_save": "Save"})
     _eventually(lambda: "guru_celery_docs" in _collections(product), "rename")
     assert "guru_celery_guru " not in _collections(product)
-    assert "guru_celery_docs: 0 chunks, 384-d, loaded" in browser.get(change)
+    assert f"guru_celery_docs: {chunks} chunks, 384-d, loaded" in browser.get(change)
 
     browser.submit(f"/admin/gurus/guru/{guru_id}/delete/", {"post": "yes"})
     _eventually(lambda: "No gurus yet" in _collections(product), "drop")

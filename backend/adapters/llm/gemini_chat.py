@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Callable, Generator, Iterator, Sequence
@@ -17,6 +16,7 @@ from backend.adapters.llm.gemini_common import (
     call_with_retries,
     translate_error,
 )
+from backend.adapters.llm.structured import InvalidStructuredReply, json_object
 from backend.pipeline.errors import PermanentServiceError, TransientServiceError
 from backend.pipeline.llm_types import (
     CancelToken,
@@ -223,15 +223,9 @@ def response_text(response: types.GenerateContentResponse) -> str:
 def parse_json_object(text: str, schema: dict[str, Any], schema_name: str) -> dict[str, Any]:
     """The reply as a JSON object holding every required key; TransientServiceError otherwise (retried)."""
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise TransientServiceError(f"Gemini returned invalid JSON for '{schema_name}' ({exc})") from exc
-    if not isinstance(data, dict):
-        raise TransientServiceError(f"Gemini returned a JSON {type(data).__name__} for '{schema_name}', not an object")
-    missing = [key for key in schema.get("required", []) if key not in data]
-    if missing:
-        raise TransientServiceError(f"Gemini's JSON for '{schema_name}' lacks required keys {missing}")
-    return data
+        return json_object(text, schema)
+    except InvalidStructuredReply as exc:
+        raise TransientServiceError(f"Gemini's reply for '{schema_name}' is unusable: {exc}") from exc
 
 
 def _close(iterator: Iterator[Any]) -> None:

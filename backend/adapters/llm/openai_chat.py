@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Callable, Generator, Iterator, Sequence
@@ -22,6 +21,7 @@ from backend.adapters.llm.openai_common import (
     resolve_base_url,
     translate_error,
 )
+from backend.adapters.llm.structured import InvalidStructuredReply, json_object
 from backend.pipeline.errors import TransientServiceError
 from backend.pipeline.llm_types import (
     CancelToken,
@@ -174,15 +174,7 @@ def _message_content(response: ChatCompletion) -> str | None:
 
 def _parse_object(content: str | None, schema: dict[str, Any]) -> dict[str, Any]:
     """The reply as a JSON object holding every required key; UnusableResponseError otherwise (retried)."""
-    if not content:
-        raise UnusableResponseError("the reply has no JSON content (refused or truncated)")
     try:
-        data = json.loads(content)
-    except json.JSONDecodeError as exc:
-        raise UnusableResponseError(f"invalid JSON ({exc})") from exc
-    if not isinstance(data, dict):
-        raise UnusableResponseError(f"expected a JSON object, got {type(data).__name__}")
-    missing = [key for key in schema.get("required", []) if key not in data]
-    if missing:
-        raise UnusableResponseError(f"JSON object lacks required keys {missing}")
-    return data
+        return json_object(content, schema)
+    except InvalidStructuredReply as exc:
+        raise UnusableResponseError(str(exc)) from exc

@@ -11,6 +11,7 @@ dashboard_patterns = ([path("", core_views.dashboard_home, name="home")], "dashb
 urlpatterns = [
     path("", include(dashboard_patterns)),
     path("healthz", core_views.healthz, name="healthz"),
+    path("", include("backend.answering.urls")),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),

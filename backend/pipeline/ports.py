@@ -18,7 +18,7 @@ from backend.pipeline.llm_types import (
     StreamEvent,
     Usage,
 )
-from backend.pipeline.types import Chunk, CollectionInfo, Hit
+from backend.pipeline.types import Chunk, CollectionInfo, Hit, HybridHit
 
 
 class Embedder(Protocol):
@@ -85,6 +85,16 @@ class VectorStore(Protocol):
 
     def delete_ids(self, name: str, ids: Sequence[str]) -> None:
         """Delete chunks by id (missing ids are ignored)."""
+        ...
+
+    def search_hybrid(
+        self, name: str, *, query_text: str, query_vector: Sequence[float], top_k: int, candidates: int = 50
+    ) -> list[HybridHit]:
+        """Dense (cosine) and BM25 (on `text`) searches of `candidates` each, fused by reciprocal rank.
+
+        Returns at most top_k hits, best first, each with its stored vector (for reranking without
+        re-embedding) and its rank in each leg (None when that leg did not find it).
+        """
         ...
 
     def search_dense(

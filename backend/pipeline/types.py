@@ -43,6 +43,16 @@ class Hit:
 
 
 @dataclass(frozen=True)
+class HybridHit:
+    """A hybrid-search result: the chunk, its fused score, and its stored dense vector for reranking."""
+
+    hit: Hit
+    vector: tuple[float, ...]
+    dense_rank: int | None
+    sparse_rank: int | None
+
+
+@dataclass(frozen=True)
 class CollectionInfo:
     """What the vector store knows about one collection."""
 

@@ -1,0 +1,39 @@
+"""Events of one answer, in the order the SSE stream sends them."""
+
+from __future__ import annotations
+
+import enum
+import json
+from dataclasses import dataclass
+from typing import Any
+
+
+class EventKind(str, enum.Enum):
+    QUESTION = "question"
+    STATUS = "status"
+    REFERENCES = "references"
+    DELTA = "delta"
+    DONE = "done"
+    ERROR = "error"
+
+
+@dataclass(frozen=True)
+class AnswerEvent:
+    kind: EventKind
+    data: dict[str, Any]
+
+    def sse(self) -> str:
+        """The event in text/event-stream framing."""
+        return f"event: {self.kind.value}\ndata: {json.dumps(self.data, separators=(',', ':'))}\n\n"
+
+
+def status(stage: str) -> AnswerEvent:
+    return AnswerEvent(EventKind.STATUS, {"stage": stage})
+
+
+def delta(text: str) -> AnswerEvent:
+    return AnswerEvent(EventKind.DELTA, {"text": text})
+
+
+def error(code: str, detail: str) -> AnswerEvent:
+    return AnswerEvent(EventKind.ERROR, {"code": code, "detail": detail})

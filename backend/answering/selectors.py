@@ -1,0 +1,44 @@
+"""Answering read paths: thresholds in force, conversation history, the sources' version, the cache."""
+
+from __future__ import annotations
+
+import hashlib
+
+from backend.answering.models import Binge, Question
+from backend.core.selectors import settings_get
+from backend.gurus.models import Guru
+from backend.pipeline.answer_types import Turn
+from backend.sources.models import DataSource
+
+
+def thresholds_for(guru: Guru) -> tuple[float, float]:
+    """(rerank_threshold, trust_score_threshold): the guru's overrides, else the global settings."""
+    stored = settings_get()
+    rerank = guru.rerank_threshold if guru.rerank_threshold is not None else stored.rerank_threshold
+    trust = guru.trust_score_threshold if guru.trust_score_threshold is not None else stored.trust_score_threshold
+    return rerank, trust
+
+
+def history_for(binge: Binge, *, turns: int) -> tuple[Turn, ...]:
+    """The last answered turns of a conversation, oldest first."""
+    rows = list(binge.questions.exclude(content="").order_by("-created_at")[:turns])
+    return tuple(Turn(question=q.question, answer=q.content) for q in reversed(rows))
+
+
+def sources_version(guru: Guru) -> str:
+    """Changes whenever a source of the guru is (re-)indexed or removed: cached answers expire with it."""
+    rows = DataSource.objects.filter(guru=guru, indexed_generation__isnull=False).order_by("pk").values_list(
+        "pk", "indexed_generation", "last_indexed_at"
+    )
+    return hashlib.sha256(repr(list(rows)).encode()).hexdigest()[:32]
+
+
+def cached_answer(guru: Guru, *, normalized_question: str, version: str) -> Question | None:
+    """A first-turn answer to the same question built from the same sources, if any."""
+    return (
+        Question.objects.filter(guru=guru, parent__isnull=True, user_question__iexact=normalized_question,
+                                sources_version=version, out_of_context=False)
+        .exclude(content="")
+        .order_by("-created_at")
+        .first()
+    )

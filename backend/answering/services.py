@@ -1,0 +1,249 @@
+"""The answer pipeline for one question, as a stream of events: understand → retrieve → grade → generate.
+
+Every stage is timed and the Question row is created up front (its id is the first event) and
+completed at the end, so one call carries ids, references, trust score, text and telemetry.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from backend.adapters import registry
+from backend.answering import events
+from backend.answering.events import AnswerEvent, EventKind
+from backend.answering.models import Binge, Question
+from backend.answering.selectors import cached_answer, history_for, sources_version, thresholds_for
+from backend.core.errors import AppError, NotFound
+from backend.core.selectors import settings_get
+from backend.gurus.models import Guru
+from backend.pipeline.answer_types import (
+    AnswerContext,
+    AnswerRequest,
+    GradeInput,
+    Intent,
+    Understanding,
+    UnderstandRequest,
+)
+from backend.pipeline.contexts import Context, select_trusted
+from backend.pipeline.errors import ServiceError
+from backend.pipeline.llm_types import CancelToken, TextDelta, Usage
+from backend.pipeline.understanding import normalise_question, understand_by_rules
+from backend.retrieval.services import retrieve
+
+logger = logging.getLogger(__name__)
+
+NOT_COVERED = (
+    "I couldn't find this in {guru}'s sources, so I won't guess. Try rephrasing the question, or ask the "
+    "maintainers to add a source that covers it."
+)
+
+
+@dataclass(frozen=True)
+class AskRequest:
+    guru: Guru
+    question: str
+    channel: str
+    session_id: str | None = None
+    user: AbstractBaseUser | None = None
+
+
+def binge_for(*, guru: Guru, session_id: str | None, channel: str, user: AbstractBaseUser | None) -> Binge:
+    """The conversation a question continues (any channel holding its id), or a new one."""
+    if session_id:
+        try:
+            return Binge.objects.get(pk=uuid.UUID(str(session_id)), guru=guru)
+        except (ValueError, Binge.DoesNotExist) as exc:
+            raise NotFound("No conversation with this session id for this guru.") from exc
+    owner = user if user is not None and user.is_authenticated else None
+    return Binge.objects.create(guru=guru, channel=channel, owner=owner)
+
+
+def _unique_slug(guru: Guru, binge: Binge, slug: str) -> str:
+    taken = set(Question.objects.filter(guru=guru, binge=binge, slug__startswith=slug).values_list("slug", flat=True))
+    candidate, n = slug, 1
+    while candidate in taken:
+        n += 1
+        candidate = f"{slug[:190]}-{n}"
+    return candidate
+
+
+def reference_list(contexts: list[Context], private: frozenset[int]) -> list[dict[str, Any]]:
+    """Numbered references; links of private sources are withheld."""
+    return [
+        {"n": n, "title": c.title or c.link, "link": "" if c.source_id in private else c.link, "kind": c.kind.value,
+         "score": round(c.score, 3), "locator": c.locator}
+        for n, c in enumerate(contexts, start=1)
+    ]
+
+
+@dataclass
+class AnswerFlow:
+    """Runs one question through the pipeline; `run()` yields its events."""
+
+    request: AskRequest
+    cancel: CancelToken = field(default_factory=CancelToken)
+    timings: dict[str, int] = field(default_factory=dict)
+    usage: dict[str, dict[str, Any]] = field(default_factory=dict)
+    started: float = field(default_factory=time.perf_counter)
+
+    def _time(self, stage: str, since: float) -> None:
+        self.timings[f"{stage}_ms"] = int((time.perf_counter() - since) * 1000)
+
+    def _record(self, usage: Usage | None) -> None:
+        if usage is not None:
+            self.usage[usage.flow.value] = {"model": usage.model, "prompt_tokens": usage.prompt_tokens,
+                                            "completion_tokens": usage.completion_tokens,
+                                            "cached_prompt_tokens": usage.cached_prompt_tokens}
+
+    def _understand(self, binge: Binge, normalized: str) -> Understanding:
+        guru = self.request.guru
+        history = history_for(binge, turns=settings_get().history_turns)
+        understand = UnderstandRequest(normalized, guru.name, guru.domain_knowledge, history)
+        if not history:
+            # A first question needs no rewrite: rules avoid an LLM round trip before the first token.
+            return understand_by_rules(understand)
+        understanding, usage = registry.answerer(model=guru.chat_model).understand(understand)
+        self._record(usage)
+        return understanding
+
+    def _start(self, binge: Binge, understanding: Understanding, normalized: str, version: str) -> Question:
+        guru = self.request.guru
+        parent = binge.questions.order_by("-created_at").first()
+        for _ in range(3):
+            try:
+                with transaction.atomic():
+                    question = Question.objects.create(
+                        guru=guru, binge=binge, parent=parent, user=self._user(), user_question=normalized,
+                        question=understanding.prettified[:500], channel=self.request.channel,
+                        slug=_unique_slug(guru, binge, understanding.slug), intent=understanding.intent.value,
+                        answer_length=understanding.answer_length.value, sources_version=version)
+                break
+            except IntegrityError:
+                continue  # a concurrent question took the slug; pick the next one
+        else:
+            raise AppError("Could not record the question; please retry.")
+        if binge.root_question_id is None:
+            Binge.objects.filter(pk=binge.pk).update(root_question=question)
+        return question
+
+    def _user(self) -> AbstractBaseUser | None:
+        user = self.request.user
+        return user if user is not None and user.is_authenticated else None
+
+    def run(self) -> Iterator[AnswerEvent]:
+        guru, start = self.request.guru, time.perf_counter()
+        normalized = normalise_question(self.request.question)
+        binge = binge_for(guru=guru, session_id=self.request.session_id, channel=self.request.channel,
+                          user=self.request.user)
+        version = sources_version(guru)
+        understanding = self._understand(binge, normalized)
+        self._time("understand", start)
+        question = self._start(binge, understanding, normalized, version)
+        yield AnswerEvent(EventKind.QUESTION, {"question_id": question.pk, "slug": question.slug,
+                                               "session_id": str(binge.pk), "question": question.question})
+        if understanding.intent is not Intent.QUESTION:
+            yield events.delta(understanding.reply)
+            yield self.finish(question, content=understanding.reply, references=[], trust=None,
+                              out_of_context=understanding.intent is Intent.INVALID)
+            return
+        cached = cached_answer(guru, normalized_question=normalized, version=version) if question.parent_id is None \
+            else None
+        if cached is not None and cached.pk != question.pk:
+            yield from self._replay(question, cached)
+            return
+        yield from self._answer(question, understanding)
+
+    def _replay(self, question: Question, cached: Question) -> Iterator[AnswerEvent]:
+        """The same question about the same sources: the stored answer, without any model call."""
+        self.timings["cache_hit"] = 1
+        yield AnswerEvent(EventKind.REFERENCES, {"references": cached.references, "trust_score": cached.trust_score})
+        yield events.delta(cached.content)
+        yield self.finish(question, content=cached.content, references=cached.references,
+                          trust=cached.trust_score, out_of_context=False)
+
+    def _grade(self, question: Question, contexts: list[Context]) -> list[float]:
+        answerer = registry.answerer(model=self.request.guru.chat_model)
+        inputs = [GradeInput(context_id=i, text=c.text, prior=c.score) for i, c in enumerate(contexts)]
+        grades, usage = answerer.grade(question.question, inputs)
+        self._record(usage)
+        by_id = {g.context_id: g.score for g in grades}
+        return [by_id.get(i, c.score) for i, c in enumerate(contexts)]
+
+    def _answer(self, question: Question, understanding: Understanding) -> Iterator[AnswerEvent]:
+        guru = self.request.guru
+        rerank_threshold, trust_threshold = thresholds_for(guru)
+        yield events.status("retrieving")
+        start = time.perf_counter()
+        retrieval = retrieve(guru=guru, query=understanding.retrieval_query, rerank_threshold=rerank_threshold)
+        self.timings.update(retrieval.timings)
+        self._time("retrieve", start)
+        yield events.status("grading")
+        start = time.perf_counter()
+        scores = self._grade(question, retrieval.contexts) if retrieval.contexts else []
+        decision = select_trusted(scores, threshold=trust_threshold)
+        self._time("grade", start)
+        if not decision.kept:
+            text = NOT_COVERED.format(guru=guru.name)
+            yield AnswerEvent(EventKind.REFERENCES, {"references": [], "trust_score": 0.0})
+            yield events.delta(text)
+            yield self.finish(question, content=text, references=[], trust=0.0, out_of_context=True)
+            return
+        kept = [retrieval.contexts[i] for i in decision.kept]
+        references = reference_list(kept, retrieval.private_sources)
+        trust = round(decision.trust_score, 4)
+        yield AnswerEvent(EventKind.REFERENCES, {"references": references, "trust_score": trust})
+        yield events.status("generating")
+        text = yield from self._generate(question, understanding, kept)
+        yield self.finish(question, content=text, references=references, trust=trust, out_of_context=False)
+
+    def _generate(self, question: Question, understanding: Understanding,
+                  contexts: list[Context]) -> Iterator[AnswerEvent]:
+        guru, start, parts = self.request.guru, time.perf_counter(), []
+        request = AnswerRequest(
+            question=question.question, guru_name=guru.name, domain=guru.domain_knowledge,
+            contexts=tuple(AnswerContext(n, c.title, c.text, c.link) for n, c in enumerate(contexts, start=1)),
+            history=history_for(question.binge, turns=settings_get().history_turns) if question.binge else (),
+            answer_length=understanding.answer_length, language_hint=guru.language)
+        for event in registry.answerer(model=guru.chat_model).answer(request, cancel=self.cancel):
+            if isinstance(event, TextDelta):
+                if not parts:
+                    self._time("first_token", self.started)
+                parts.append(event.text)
+                yield events.delta(event.text)
+            else:
+                self._record(event)
+        self._time("generate", start)
+        return "".join(parts)
+
+    def finish(self, question: Question, *, content: str, references: list[dict[str, Any]], trust: float | None,
+               out_of_context: bool) -> AnswerEvent:
+        """Complete the Question row and build the `done` event."""
+        self.timings["total_ms"] = int((time.perf_counter() - self.started) * 1000)
+        Question.objects.filter(pk=question.pk).update(
+            content=content, references=references, trust_score=trust, out_of_context=out_of_context,
+            usage=self.usage, timings=self.timings, latency_ms=self.timings["total_ms"], updated_at=timezone.now())
+        Binge.objects.filter(pk=question.binge_id).update(last_used_at=timezone.now())
+        return AnswerEvent(EventKind.DONE, {
+            "question_id": question.pk, "trust_score": trust, "references": references,
+            "out_of_context": out_of_context, "usage": self.usage, "timings": self.timings})
+
+
+def answer_stream(request: AskRequest, *, cancel: CancelToken | None = None) -> Iterator[AnswerEvent]:
+    """Answer one question as events; errors become an `error` event, never an exception mid-stream."""
+    flow = AnswerFlow(request, cancel=cancel or CancelToken())
+    try:
+        yield from flow.run()
+    except AppError as exc:
+        yield events.error(exc.code, exc.detail)
+    except ServiceError as exc:
+        logger.warning("answer for guru %s failed: %s", request.guru.slug, exc)
+        yield events.error("model_unavailable", f"The answer could not be generated: {exc}")

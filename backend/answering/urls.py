@@ -1,0 +1,11 @@
+"""URLs of the public guru pages."""
+
+from django.urls import path
+
+from backend.answering import views
+
+app_name = "answering"
+urlpatterns = [
+    path("g/<slug:slug>/", views.guru_page, name="guru-page"),
+    path("g/<slug:slug>/ask/", views.guru_ask, name="guru-ask"),
+]

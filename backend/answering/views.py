@@ -1,0 +1,90 @@
+"""The guru's public page and its streaming ask endpoint (SSE)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.views.decorators.csrf import ensure_csrf_cookie
+from django.views.decorators.http import require_GET
+
+from backend.answering.models import Channel, Question
+from backend.answering.services import AskRequest, answer_stream
+from backend.answering.streaming import sse_body
+from backend.core.ratelimit import client_ip, hit
+from backend.gurus.models import Guru
+from backend.pipeline.llm_types import CancelToken
+from backend.pipeline.understanding import MAX_QUESTION_CHARS
+
+MAX_BODY_BYTES = 16 * 1024
+SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+
+
+def _visible_guru(request: HttpRequest, slug: str) -> Guru:
+    guru = get_object_or_404(Guru, slug=slug, active=True)
+    user = request.user
+    if guru.private and not (user.is_superuser or guru.maintainers.filter(pk=user.pk).exists()):
+        raise PermissionDenied("This guru is private.")
+    return guru
+
+
+@require_GET
+@ensure_csrf_cookie
+def guru_page(request: HttpRequest, slug: str) -> HttpResponse:
+    guru = _visible_guru(request, slug)
+    examples = list(
+        Question.objects.filter(guru=guru, parent__isnull=True, out_of_context=False, intent="question")
+        .exclude(content="").order_by("-created_at").values_list("question", flat=True).distinct()[:4]
+    )
+    return render(request, "guru/page.html", {"guru": guru, "ask_url": f"/g/{guru.slug}/ask/", "examples": examples})
+
+
+def _error(code: str, detail: str, status: int, **headers: str) -> JsonResponse:
+    response = JsonResponse({"code": code, "detail": detail}, status=status)
+    for name, value in headers.items():
+        response[name] = value
+    return response
+
+
+def _parse(request: HttpRequest) -> dict[str, Any] | JsonResponse:
+    if len(request.body) > MAX_BODY_BYTES:
+        return _error("too_large", "The request body is too large.", 413)
+    try:
+        data = json.loads(request.body or b"{}")
+    except json.JSONDecodeError:
+        return _error("invalid_json", "The body must be JSON.", 400)
+    question = data.get("question") if isinstance(data, dict) else None
+    if not isinstance(question, str) or not question.strip():
+        return _error("invalid_question", "Send a non-empty `question` string.", 400)
+    if len(question) > MAX_QUESTION_CHARS:
+        return _error("invalid_question", f"Questions are limited to {MAX_QUESTION_CHARS} characters.", 400)
+    session_id = data.get("session_id")
+    if session_id is not None and not isinstance(session_id, str):
+        return _error("invalid_session", "`session_id` must be a string.", 400)
+    return {"question": question, "session_id": session_id or None}
+
+
+async def guru_ask(request: HttpRequest, slug: str) -> HttpResponse:
+    """POST {question, session_id?} → text/event-stream of question, status, references, delta, done."""
+    if request.method != "POST":
+        return _error("method_not_allowed", "Use POST.", 405)
+    user = await request.auser()
+    request.user = user  # type: ignore[assignment]
+    guru = await sync_to_async(_visible_guru)(request, slug)
+    parsed = _parse(request)
+    if isinstance(parsed, JsonResponse):
+        return parsed
+    decision = await sync_to_async(hit)(f"web:{client_ip(request)}", limit=settings.OPENGURU_WEB_RATE_LIMIT)
+    if not decision.allowed:
+        return _error("rate_limited", "Too many questions; please wait a moment.", 429,
+                      **{"Retry-After": str(decision.retry_after)})
+    ask = AskRequest(guru=guru, question=parsed["question"], channel=Channel.WEB,
+                     session_id=parsed["session_id"], user=user)
+    cancel = CancelToken()
+    body = sse_body(lambda: answer_stream(ask, cancel=cancel), cancel)
+    return StreamingHttpResponse(body, content_type="text/event-stream", headers=SSE_HEADERS)

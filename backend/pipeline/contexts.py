@@ -1,0 +1,122 @@
+"""From reranked chunks to numbered answer contexts: liveness filter, grouping, merging, trust selection."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from statistics import fmean
+from typing import Any
+
+from backend.pipeline.types import SourceKind
+
+TRUST_WINDOW = 0.2
+"""Contexts this far below the best one are dropped even above the threshold (DESIGN.md §5)."""
+MAX_OVERLAP_CHARS = 600
+
+
+@dataclass(frozen=True)
+class ScoredChunk:
+    """A retrieved chunk after reranking."""
+
+    chunk_id: str
+    source_id: int
+    generation: int
+    kind: SourceKind
+    text: str
+    metadata: dict[str, Any]
+    score: float
+
+
+@dataclass(frozen=True)
+class Context:
+    """Neighbouring chunks of one document merged into one citable context."""
+
+    source_id: int
+    kind: SourceKind
+    title: str
+    link: str
+    text: str
+    score: float
+    locator: str
+    chunk_ids: tuple[str, ...] = field(default=())
+
+
+def live_only(chunks: Sequence[ScoredChunk], live: Mapping[int, int]) -> list[ScoredChunk]:
+    """Chunks of the generation their source publishes (a half-written re-index is never read)."""
+    return [c for c in chunks if live.get(c.source_id) == c.generation]
+
+
+def _join(left: str, right: str) -> str:
+    """Concatenate consecutive chunks without repeating their overlap."""
+    limit = min(len(left), len(right), MAX_OVERLAP_CHARS)
+    for size in range(limit, 20, -1):
+        if left.endswith(right[:size]):
+            return left + right[size:]
+    return f"{left}\n{right}"
+
+
+def locator_text(kind: SourceKind, metadata: Mapping[str, Any]) -> str:
+    """Where in the source: a page, a time, or a line range."""
+    if "page" in metadata:
+        return f"page {metadata['page']}"
+    if "seconds" in metadata:
+        seconds = int(metadata["seconds"])
+        return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}" if seconds >= 3600 \
+            else f"{seconds // 60}:{seconds % 60:02d}"
+    if "line_start" in metadata:
+        return f"lines {metadata['line_start']}–{metadata.get('line_end', metadata['line_start'])}"
+    return ""
+
+
+def _merge_run(run: list[ScoredChunk]) -> Context:
+    first = run[0]
+    text = first.text
+    for chunk in run[1:]:
+        text = _join(text, chunk.text)
+    meta = dict(first.metadata)
+    if "line_end" in run[-1].metadata:
+        meta["line_end"] = run[-1].metadata["line_end"]
+    return Context(source_id=first.source_id, kind=first.kind, title=str(meta.get("title", "")),
+                   link=str(meta.get("link", "")), text=text, score=max(c.score for c in run),
+                   locator=locator_text(first.kind, meta), chunk_ids=tuple(c.chunk_id for c in run))
+
+
+def _runs(chunks: list[ScoredChunk]) -> list[list[ScoredChunk]]:
+    """Consecutive chunks of the same document, in document order."""
+    ordered = sorted(chunks, key=lambda c: (str(c.metadata.get("doc_key", "")), int(c.metadata.get("chunk_index", 0))))
+    runs: list[list[ScoredChunk]] = []
+    for chunk in ordered:
+        last = runs[-1][-1] if runs else None
+        if (last is not None and last.metadata.get("doc_key") == chunk.metadata.get("doc_key")
+                and int(chunk.metadata.get("chunk_index", -9)) == int(last.metadata.get("chunk_index", -9)) + 1):
+            runs[-1].append(chunk)
+        else:
+            runs.append([chunk])
+    return runs
+
+
+def build_contexts(chunks: Sequence[ScoredChunk], *, max_sources: int, chunks_per_source: int) -> list[Context]:
+    """Best chunks of the best sources, neighbours merged, best context first."""
+    by_source: dict[int, list[ScoredChunk]] = {}
+    for chunk in sorted(chunks, key=lambda c: c.score, reverse=True):
+        by_source.setdefault(chunk.source_id, []).append(chunk)
+    chosen = list(by_source.values())[:max_sources]
+    contexts = [_merge_run(run) for group in chosen for run in _runs(group[:chunks_per_source])]
+    return sorted(contexts, key=lambda c: c.score, reverse=True)
+
+
+@dataclass(frozen=True)
+class TrustDecision:
+    """Which contexts (by index) are trusted, and the answer's trust score (mean of the kept)."""
+
+    kept: tuple[int, ...]
+    trust_score: float
+
+
+def select_trusted(scores: Sequence[float], *, threshold: float) -> TrustDecision:
+    """Keep contexts scoring at least max(threshold, best − 0.2); nothing kept means out of context."""
+    if not scores:
+        return TrustDecision((), 0.0)
+    floor = max(threshold, max(scores) - TRUST_WINDOW)
+    kept = tuple(i for i, score in enumerate(scores) if score >= floor)
+    return TrustDecision(kept, fmean(scores[i] for i in kept) if kept else 0.0)

@@ -1,0 +1,67 @@
+"""Retrieval for one question: embed the query, hybrid search, keep live chunks, rerank, build contexts."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from backend.adapters import registry
+from backend.gurus.models import CollectionStatus, Guru, VectorCollection
+from backend.pipeline.contexts import Context, ScoredChunk, build_contexts, live_only
+from backend.pipeline.llm_types import Passage
+from backend.sources.models import DataSource
+
+CANDIDATES = 40
+MAX_SOURCES = 5
+CHUNKS_PER_SOURCE = 3
+
+
+@dataclass(frozen=True)
+class Retrieval:
+    """Contexts best first, with the milliseconds each step took."""
+
+    contexts: list[Context]
+    timings: dict[str, int] = field(default_factory=dict)
+    private_sources: frozenset[int] = frozenset()
+
+
+def _ms(since: float) -> int:
+    return int((time.perf_counter() - since) * 1000)
+
+
+def _live_generations(guru: Guru) -> tuple[dict[int, int], frozenset[int]]:
+    rows = DataSource.objects.filter(guru=guru, indexed_generation__isnull=False).values_list(
+        "pk", "indexed_generation", "private"
+    )
+    return {pk: generation for pk, generation, _ in rows}, frozenset(pk for pk, _, private in rows if private)
+
+
+def retrieve(*, guru: Guru, query: str, rerank_threshold: float) -> Retrieval:
+    """Contexts for `query` from the guru's live chunks; empty when nothing relevant is indexed."""
+    record = VectorCollection.objects.filter(guru_id=guru.pk, status=CollectionStatus.READY).first()
+    live, private = _live_generations(guru)
+    if record is None or not live:
+        return Retrieval([], private_sources=private)
+    start = time.perf_counter()
+    query_vector = registry.embedder().embed_query(query)
+    timings = {"embed_ms": _ms(start)}
+    start = time.perf_counter()
+    hits = registry.vector_store().search_hybrid(record.name, query_text=query, query_vector=query_vector,
+                                                 top_k=CANDIDATES)
+    timings["search_ms"] = _ms(start)
+    candidates = [h for h in hits if live.get(h.hit.source_id) == h.hit.generation]
+    if not candidates:
+        return Retrieval([], timings, private)
+    start = time.perf_counter()
+    passages = [Passage(text=h.hit.text, title=str(h.hit.metadata.get("title", "")), vector=h.vector,
+                        first_stage_score=h.hit.score) for h in candidates]
+    results = registry.reranker().rerank(query, passages, query_vector=query_vector)
+    timings["rerank_ms"] = _ms(start)
+    scored = [
+        ScoredChunk(chunk_id=candidates[r.index].hit.chunk_id, source_id=candidates[r.index].hit.source_id,
+                    generation=candidates[r.index].hit.generation, kind=candidates[r.index].hit.kind,
+                    text=candidates[r.index].hit.text, metadata=candidates[r.index].hit.metadata, score=r.score)
+        for r in results if r.score >= rerank_threshold
+    ]
+    contexts = build_contexts(live_only(scored, live), max_sources=MAX_SOURCES, chunks_per_source=CHUNKS_PER_SOURCE)
+    return Retrieval(contexts, timings, private)

@@ -1,0 +1,63 @@
+"""Contexts: only live chunks, best sources first, neighbours merged without repeating overlap, trust."""
+
+from __future__ import annotations
+
+import pytest
+
+from backend.pipeline.contexts import ScoredChunk, build_contexts, live_only, locator_text, select_trusted
+from backend.pipeline.types import SourceKind
+
+
+def chunk(source: int, index: int, text: str, score: float, *, generation: int = 1, doc: str = "d",
+          **meta: object) -> ScoredChunk:
+    return ScoredChunk(chunk_id=f"{source}-{doc}-{index}", source_id=source, generation=generation,
+                       kind=SourceKind.WEBSITE, text=text, score=score,
+                       metadata={"doc_key": doc, "chunk_index": index, "title": f"T{source}", "link": f"L{source}",
+                                 **meta})
+
+
+def test_only_the_published_generation_is_read() -> None:
+    chunks = [chunk(1, 0, "a", 0.9, generation=1), chunk(1, 0, "b", 0.8, generation=2), chunk(2, 0, "c", 0.7)]
+    assert [c.text for c in live_only(chunks, {1: 1})] == ["a"]
+
+
+def test_neighbours_merge_and_overlap_is_not_repeated() -> None:
+    left = "Workers take tasks from the broker. They acknowledge each task only after it finished."
+    right = "They acknowledge each task only after it finished. Late acknowledgement survives crashes."
+    merged = build_contexts([chunk(1, 4, left, 0.7), chunk(1, 5, right, 0.9)], max_sources=5, chunks_per_source=3)
+    assert len(merged) == 1
+    assert merged[0].text.count("They acknowledge each task") == 1
+    assert merged[0].text.endswith("survives crashes.") and merged[0].score == 0.9
+    assert merged[0].chunk_ids == ("1-d-4", "1-d-5")
+
+
+def test_best_sources_first_and_limits() -> None:
+    chunks = [chunk(s, i, f"s{s}c{i}", 1.0 - s * 0.1 - i * 0.01) for s in range(1, 8) for i in (0, 2, 4, 6)]
+    contexts = build_contexts(chunks, max_sources=3, chunks_per_source=2)
+    assert {c.source_id for c in contexts} == {1, 2, 3}
+    assert len(contexts) == 6 and contexts[0].text == "s1c0"
+    assert [c.score for c in contexts] == sorted((c.score for c in contexts), reverse=True)
+
+
+def test_chunks_of_different_documents_never_merge() -> None:
+    contexts = build_contexts([chunk(1, 0, "x" * 30, 0.5, doc="a"), chunk(1, 1, "y" * 30, 0.4, doc="b")],
+                              max_sources=1, chunks_per_source=5)
+    assert len(contexts) == 2
+
+
+@pytest.mark.parametrize(("meta", "expected"), [
+    ({"page": 3}, "page 3"), ({"seconds": 754}, "12:34"), ({"seconds": 3725}, "1:02:05"),
+    ({"line_start": 10, "line_end": 42}, "lines 10–42"), ({}, ""),
+])
+def test_locators(meta: dict[str, object], expected: str) -> None:
+    assert locator_text(SourceKind.PDF, meta) == expected
+
+
+def test_trust_keeps_the_best_within_the_window_and_above_the_threshold() -> None:
+    decision = select_trusted([0.9, 0.75, 0.69, 0.2], threshold=0.5)
+    assert decision.kept == (0, 1) and decision.trust_score == pytest.approx(0.825)
+
+
+def test_trust_refuses_when_nothing_clears_the_threshold() -> None:
+    assert select_trusted([0.3, 0.1], threshold=0.5).kept == ()
+    assert select_trusted([], threshold=0.5).trust_score == 0.0

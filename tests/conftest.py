@@ -14,7 +14,8 @@ from backend.adapters.vector_store.fake import InMemoryVectorStore
 from backend.adapters.vector_store.milvus import MilvusVectorStore
 
 pytest_plugins = ["tests.fakes.openai_server", "tests.fakes.gemini_server", "tests.fakes.tei_server",
-                  "tests.fakes.youtube_server", "tests.fakes.site_server", "tests.fakes.firecrawl_server"]
+                  "tests.fakes.youtube_server", "tests.fakes.site_server", "tests.fakes.firecrawl_server",
+                  "tests.support.browser", "tests.support.asgi_server"]
 
 
 @pytest.fixture(autouse=True)

@@ -24,6 +24,11 @@ class Conflict(AppError):
     status = 409
 
 
+class ModelUnavailable(AppError):
+    code = "model_unavailable"
+    status = 503
+
+
 class VectorStoreUnavailable(AppError):
     code = "vector_store_unavailable"
     status = 503

@@ -1,20 +1,28 @@
-"""In-memory vector store with exact cosine search; passes the same contract tests as Milvus."""
+"""In-memory vector store with exact cosine and BM25 search; passes the same contract tests as Milvus."""
 
 from __future__ import annotations
 
 import math
 import threading
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from backend.pipeline.errors import DimensionMismatchError, PermanentServiceError
-from backend.pipeline.types import Chunk, CollectionInfo, Hit
+from backend.pipeline.fusion import bm25_rank, reciprocal_rank_fusion, term_counts
+from backend.pipeline.types import Chunk, CollectionInfo, Hit, HybridHit
 
 
 @dataclass
 class _Collection:
     dimension: int
     rows: dict[str, Chunk] = field(default_factory=dict)
+    # Term counts per chunk id, kept beside `rows` so a BM25 search does not re-tokenize every chunk.
+    terms: dict[str, Counter[str]] = field(default_factory=dict)
+
+    def remove(self, chunk_id: str) -> None:
+        self.rows.pop(chunk_id, None)
+        self.terms.pop(chunk_id, None)
 
 
 def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
@@ -89,27 +97,45 @@ class InMemoryVectorStore:
                         collection=name, collection_dim=target.dimension, embedder_dim=len(chunk.vector)
                     )
                 target.rows[chunk.id] = chunk
+                target.terms[chunk.id] = term_counts(chunk.text)
 
     def delete_where(
         self, name: str, *, source_id: int, generation_lt: int | None = None, generation: int | None = None
     ) -> None:
         with self._lock:
-            rows = self._get(name).rows
+            target = self._get(name)
             doomed = [
                 cid
-                for cid, c in rows.items()
+                for cid, c in target.rows.items()
                 if c.source_id == source_id
                 and (generation_lt is None or c.generation < generation_lt)
                 and (generation is None or c.generation == generation)
             ]
             for cid in doomed:
-                del rows[cid]
+                target.remove(cid)
 
     def delete_ids(self, name: str, ids: Sequence[str]) -> None:
         with self._lock:
-            rows = self._get(name).rows
+            target = self._get(name)
             for cid in ids:
-                rows.pop(cid, None)
+                target.remove(cid)
+
+    def search_hybrid(
+        self, name: str, *, query_text: str, query_vector: Sequence[float], top_k: int, candidates: int = 50
+    ) -> list[HybridHit]:
+        with self._lock:
+            found = self._get(name)
+            rows, terms = dict(found.rows), dict(found.terms)
+        # Each leg fetches at least top_k so a caller asking for more than `candidates` still gets top_k.
+        limit = max(candidates, top_k)
+        dense = sorted(((_cosine(query_vector, c.vector), c.id) for c in rows.values()), key=lambda p: (-p[0], p[1]))
+        sparse = bm25_rank(query_text, terms)
+        fused = reciprocal_rank_fusion([[cid for _, cid in dense[:limit]], [cid for cid, _ in sparse[:limit]]])
+        return [
+            HybridHit(hit=_hit(rows[f.key], f.score), vector=rows[f.key].vector, dense_rank=f.ranks[0],
+                      sparse_rank=f.ranks[1])
+            for f in fused[:top_k]
+        ]
 
     def search_dense(
         self, name: str, vector: Sequence[float], *, top_k: int, source_ids: Sequence[int] | None = None
@@ -119,15 +145,16 @@ class InMemoryVectorStore:
         allowed = None if source_ids is None else set(source_ids)
         scored = [(_cosine(vector, c.vector), c) for c in rows if allowed is None or c.source_id in allowed]
         scored.sort(key=lambda pair: pair[0], reverse=True)
-        return [
-            Hit(
-                chunk_id=c.id,
-                score=score,
-                text=c.text,
-                source_id=c.source_id,
-                generation=c.generation,
-                kind=c.kind,
-                metadata=dict(c.metadata),
-            )
-            for score, c in scored[:top_k]
-        ]
+        return [_hit(c, score) for score, c in scored[:top_k]]
+
+
+def _hit(chunk: Chunk, score: float) -> Hit:
+    return Hit(
+        chunk_id=chunk.id,
+        score=score,
+        text=chunk.text,
+        source_id=chunk.source_id,
+        generation=chunk.generation,
+        kind=chunk.kind,
+        metadata=dict(chunk.metadata),
+    )

@@ -12,7 +12,7 @@ from backend.adapters.vector_store.fake import InMemoryVectorStore
 from backend.adapters.vector_store.milvus import MilvusVectorStore
 from backend.pipeline.errors import DimensionMismatchError, PermanentServiceError
 from backend.pipeline.ports import VectorStore
-from backend.pipeline.types import Chunk, SourceKind
+from backend.pipeline.types import Chunk, HybridHit, SourceKind
 
 pytestmark = pytest.mark.production_profile
 
@@ -142,3 +142,104 @@ def test_delete_one_generation_and_by_ids(store: VectorStore, name: str) -> None
     store.delete_ids(name, ["s1-g1-1", "no-such-id"])
     hits = store.search_dense(name, EMBEDDER.embed_query("live"), top_k=10)
     assert [(h.chunk_id, h.generation) for h in hits] == [("s1-g1-0", 1)]
+
+
+CELERY_CHUNKS = [
+    "Celeryd workers acknowledge every task after it runs if late acknowledgement is enabled.",
+    "Late acknowledgement means a worker acknowledges the task message only after the task returns.",
+    "If a celeryd worker dies mid task, late acknowledgement lets the broker redeliver its message.",
+    "Acknowledging each task lately makes celeryd jobs safer to retry after a worker crash.",
+    "Settings reference: CELERY_TASK_ACKS_LATE defaults to False; see the configuration page for broker pools, "
+    "result backends and logging.",
+    "Milvus stores dense vectors and sparse BM25 vectors in one collection.",
+]
+
+
+def hybrid(store: VectorStore, name: str, query: str, *, top_k: int = 10, candidates: int = 50,
+           vector_text: str | None = None) -> list[HybridHit]:
+    vector = EMBEDDER.embed_query(query if vector_text is None else vector_text)
+    return store.search_hybrid(name, query_text=query, query_vector=vector, top_k=top_k, candidates=candidates)
+
+
+def test_hybrid_exact_identifier_wins_through_bm25(store: VectorStore, name: str) -> None:
+    store.ensure_collection(name, dimension=DIM)
+    store.upsert(name, [chunk(i, text) for i, text in enumerate(CELERY_CHUNKS)])
+    query = "when are celery tasks acknowledged CELERY_TASK_ACKS_LATE"
+    dense = store.search_dense(name, EMBEDDER.embed_query(query), top_k=6)
+    assert [h.chunk_id for h in dense].index("s1-g1-4") >= 2  # the dense leg alone ranks it low
+    hits = hybrid(store, name, query)
+    top = hits[0]
+    assert top.hit.chunk_id == "s1-g1-4"
+    assert (top.sparse_rank, top.dense_rank) == (1, [h.chunk_id for h in dense].index("s1-g1-4") + 1)
+    assert top.hit.score == pytest.approx(1 / 61 + 1 / (60 + top.dense_rank))
+    assert top.hit.kind is SourceKind.WEBSITE and top.hit.metadata == {"title": "page 4", "chunk_index": 4}
+
+
+def test_hybrid_paraphrase_comes_through_dense_leg(store: VectorStore, name: str) -> None:
+    store.ensure_collection(name, dimension=DIM)
+    store.upsert(name, [chunk(0, "Workers retried failing jobs automatically."),
+                        chunk(1, "Milvus stores dense vectors in one collection."),
+                        chunk(2, "PDF pages keep their page numbers for citations.")])
+    hits = hybrid(store, name, "retrying a failed job")
+    assert hits[0].hit.chunk_id == "s1-g1-0"
+    assert (hits[0].dense_rank, hits[0].sparse_rank) == (1, None)
+    assert all(h.sparse_rank is None for h in hits)
+
+
+def test_hybrid_reports_each_legs_rank(store: VectorStore, name: str) -> None:
+    store.ensure_collection(name, dimension=DIM)
+    texts = ["alpha beta gamma", "alpha beta delta", "alpha beta epsilon", "zeta eta theta iota",
+             "omega zzyzx_token lorem ipsum dolor sit amet"]
+    store.upsert(name, [chunk(i, text) for i, text in enumerate(texts)])
+    hits = hybrid(store, name, "zzyzx_token", vector_text="alpha beta gamma", top_k=3, candidates=3)
+    dense = [h.chunk_id for h in store.search_dense(name, EMBEDDER.embed_query("alpha beta gamma"), top_k=3)]
+    assert "s1-g1-4" not in dense
+    ranks = {h.hit.chunk_id: (h.dense_rank, h.sparse_rank) for h in hits}
+    assert ranks == {dense[0]: (1, None), dense[1]: (2, None), "s1-g1-4": (None, 1)}
+    assert [h.hit.score for h in hits] == sorted((h.hit.score for h in hits), reverse=True)
+    for h in hits:
+        assert h.hit.score == pytest.approx(sum(1 / (60 + r) for r in (h.dense_rank, h.sparse_rank) if r))
+
+
+def test_hybrid_without_query_terms_is_dense_only(store: VectorStore, name: str) -> None:
+    store.ensure_collection(name, dimension=DIM)
+    store.upsert(name, [chunk(0, "alpha beta"), chunk(1, "gamma delta")])
+    hits = hybrid(store, name, "?! ...", vector_text="alpha beta")
+    assert [(h.hit.chunk_id, h.dense_rank, h.sparse_rank) for h in hits] == [("s1-g1-0", 1, None),
+                                                                                ("s1-g1-1", 2, None)]
+
+
+def test_hybrid_returns_the_stored_vectors(store: VectorStore, name: str) -> None:
+    store.ensure_collection(name, dimension=DIM)
+    chunks = [chunk(i, text) for i, text in enumerate(CELERY_CHUNKS)]
+    store.upsert(name, chunks)
+    hits = hybrid(store, name, "celeryd worker acknowledgement")
+    assert len(hits) == len(chunks)
+    by_id = {c.id: c.vector for c in chunks}
+    for h in hits:
+        assert isinstance(h.vector, tuple) and len(h.vector) == DIM
+        assert all(isinstance(x, float) for x in h.vector)
+        assert h.vector == pytest.approx(by_id[h.hit.chunk_id], abs=1e-6)  # stored as float32
+
+
+def test_hybrid_honours_top_k(store: VectorStore, name: str) -> None:
+    store.ensure_collection(name, dimension=DIM)
+    store.upsert(name, [chunk(i, text) for i, text in enumerate(CELERY_CHUNKS)])
+    assert len(hybrid(store, name, "celeryd worker acknowledgement", top_k=3)) == 3
+    assert len(hybrid(store, name, "celeryd worker acknowledgement", top_k=1, candidates=1)) == 1
+    # top_k above `candidates` still fills top_k: each leg fetches at least top_k.
+    assert len(hybrid(store, name, "celeryd", top_k=5, candidates=2)) == 5
+
+
+def test_hybrid_on_empty_collection_is_empty(store: VectorStore, name: str) -> None:
+    store.ensure_collection(name, dimension=DIM)
+    assert hybrid(store, name, "anything at all") == []
+
+
+def test_hybrid_returns_every_generation(store: VectorStore, name: str) -> None:
+    store.ensure_collection(name, dimension=DIM)
+    store.upsert(name, [chunk(0, "reindex keeps old text", generation=1),
+                        chunk(0, "reindex writes new text", generation=2),
+                        chunk(0, "another source text", source_id=7, generation=3)])
+    hits = hybrid(store, name, "reindex text")
+    assert sorted((h.hit.source_id, h.hit.generation) for h in hits) == [(1, 1), (1, 2), (7, 3)]

@@ -1,0 +1,74 @@
+"""X-API-KEY authentication, guru scoping and per-key rate limits for the REST API."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from django.utils import timezone
+from rest_framework.authentication import BaseAuthentication
+from rest_framework.exceptions import AuthenticationFailed, NotFound, PermissionDenied
+from rest_framework.request import Request
+from rest_framework.throttling import BaseThrottle
+
+from backend.api.models import APIKey
+from backend.api.services import api_key_hash
+from backend.core.ratelimit import client_ip, hit
+from backend.gurus.models import Guru
+
+HEADER = "X-API-KEY"
+LAST_USED_RESOLUTION = timedelta(minutes=1)
+ANONYMOUS_LIMIT = 30
+
+
+class APIKeyAuthentication(BaseAuthentication):
+    """`X-API-KEY: og_…` → (the key's user, the APIKey). Unknown or revoked keys are a 401."""
+
+    def authenticate(self, request: Request) -> tuple[Any, APIKey] | None:
+        raw = request.headers.get(HEADER, "").strip()
+        if not raw:
+            return None
+        key = APIKey.objects.select_related("user").filter(key_hash=api_key_hash(raw)).first()
+        if key is None or key.revoked_at is not None or not key.user.is_active:
+            raise AuthenticationFailed("Invalid or revoked API key.")
+        now = timezone.now()
+        if key.last_used_at is None or now - key.last_used_at > LAST_USED_RESOLUTION:
+            # Written at most once a minute, so a busy key does not turn every read into a write.
+            APIKey.objects.filter(pk=key.pk).update(last_used_at=now)
+        return key.user, key
+
+    def authenticate_header(self, request: Request) -> str:
+        return HEADER  # makes DRF answer 401 (not 403) when the key is missing
+
+
+def guru_for(request: Request, slug: str) -> Guru:
+    """The guru named in the URL, if this key or user may use it (404 unknown, 403 out of scope)."""
+    guru = Guru.objects.filter(slug=slug).first()
+    if guru is None:
+        raise NotFound(f"No guru '{slug}'.")
+    key = request.auth if isinstance(request.auth, APIKey) else None
+    if key is not None and key.guru_id is not None and key.guru_id != guru.pk:
+        raise PermissionDenied("This API key is scoped to another guru.")
+    user = request.user
+    if not (user.is_superuser or guru.maintainers.filter(pk=user.pk).exists()):
+        raise PermissionDenied("You do not maintain this guru.")
+    return guru
+
+
+class KeyRateThrottle(BaseThrottle):
+    """Each key's own requests-per-minute; session users and anonymous calls are limited per IP."""
+
+    def __init__(self) -> None:
+        self._wait = 0
+
+    def allow_request(self, request: Request, view: Any) -> bool:
+        key = request.auth if isinstance(request.auth, APIKey) else None
+        if key is not None:
+            decision = hit(f"api-key:{key.pk}", limit=key.rate_limit_per_minute)
+        else:
+            decision = hit(f"api-ip:{client_ip(request)}", limit=ANONYMOUS_LIMIT)
+        self._wait = decision.retry_after
+        return decision.allowed
+
+    def wait(self) -> float | None:
+        return float(self._wait) if self._wait else None

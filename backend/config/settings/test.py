@@ -9,3 +9,5 @@ OPENGURU_EMBEDDER = {"BACKEND": "hashing", "DIMENSION": "384"}
 OPENGURU_LLM = {"PROVIDER": "offline", "MODEL": "offline-extractive"}
 OPENGURU_RERANKER = {"BACKEND": "local"}
 LOGGING["loggers"]["backend"]["level"] = "WARNING"  # noqa: F405
+# Every test client shares 127.0.0.1 and cache counters outlive tests: tests that check limits set them.
+OPENGURU_WEB_RATE_LIMIT = 0

@@ -72,9 +72,13 @@ def _ignore_loop_in_django_checks(playwright_loop: asyncio.AbstractEventLoop) ->
     return undo
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    """One headless Chromium (the Debian package, not a Playwright download) for the whole session."""
+    """Headless Chromium (the Debian package, not a Playwright download), one per test module.
+
+    Module scope, not session: while Playwright runs, its event loop occupies the main thread, and
+    later tests that call async code synchronously (Django's test client on async views) would fail.
+    """
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:

@@ -8,7 +8,7 @@ from typing import Any
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET
@@ -20,6 +20,7 @@ from backend.core.ratelimit import client_ip, hit
 from backend.gurus.models import Guru
 from backend.pipeline.llm_types import CancelToken
 from backend.pipeline.understanding import MAX_QUESTION_CHARS
+from backend.sources.models import DataSource
 
 MAX_BODY_BYTES = 16 * 1024
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
@@ -42,6 +43,17 @@ def guru_page(request: HttpRequest, slug: str) -> HttpResponse:
         .exclude(content="").order_by("-created_at").values_list("question", flat=True).distinct()[:4]
     )
     return render(request, "guru/page.html", {"guru": guru, "ask_url": f"/g/{guru.slug}/ask/", "examples": examples})
+
+
+@require_GET
+def source_file(request: HttpRequest, source_id: int) -> FileResponse:
+    """An uploaded source file (PDF citations link here), if its guru is visible and it is not private."""
+    source = get_object_or_404(DataSource.objects.select_related("guru"), pk=source_id)
+    _visible_guru(request, source.guru.slug)
+    if not source.file or source.private:
+        raise Http404("This source has no public file.")
+    name = source.file.name.rsplit("/", 1)[-1]
+    return FileResponse(source.file.open("rb"), content_type="application/pdf", filename=name)
 
 
 def _error(code: str, detail: str, status: int, **headers: str) -> JsonResponse:

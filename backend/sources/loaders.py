@@ -67,7 +67,8 @@ def page_document(page: FetchedPage) -> Document:
 
 
 def _pdf_plan(source: DataSource) -> Plan:
-    pages = registry.pdf_extractor().extract(source.file.path, title=source.title, link=source.file.url)
+    # Citations point at the app (which checks visibility), never at the storage path.
+    pages = registry.pdf_extractor().extract(source.file.path, title=source.title, link=f"/sources/{source.pk}/file")
     return Plan(total=len(pages), documents=iter(pages))
 
 

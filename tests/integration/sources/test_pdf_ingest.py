@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
 from pytest_django.fixtures import DjangoCaptureOnCommitCallbacks
 
 from backend.adapters import registry
@@ -114,3 +115,18 @@ def test_a_crash_mid_reindex_keeps_old_chunks_and_the_rerun_leaves_no_duplicates
     assert (source.status, source.indexed_generation) == (SourceStatus.INDEXED, 2)
     assert len(final) == len({cid for cid, _ in final}) == source.chunk_count == len(live)
     assert {g for _, g in final} == {2}
+
+
+def test_pdf_citations_link_to_the_app_which_serves_the_file(
+    guru: Guru, collection: str, milvus: MilvusVectorStore, client: Client,
+    django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks,
+) -> None:
+    data = pdf_bytes(PAGES)
+    with django_capture_on_commit_callbacks(execute=True):
+        source = source_create(guru=guru, kind=SourceKind.PDF, upload=_upload("served.pdf", data))
+    hit = milvus.search_dense(collection, registry.embedder().embed_query("broker"), top_k=1)[0]
+    assert hit.metadata["link"] == f"/sources/{source.pk}/file#page=1"
+    response = client.get(f"/sources/{source.pk}/file")
+    assert response.status_code == 200 and b"".join(response.streaming_content) == data
+    DataSource.objects.filter(pk=source.pk).update(private=True)
+    assert client.get(f"/sources/{source.pk}/file").status_code == 404

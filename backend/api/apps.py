@@ -1,4 +1,4 @@
-"""App configuration for api."""
+"""App configuration for api; registers the OpenAPI extensions."""
 
 from django.apps import AppConfig
 
@@ -7,3 +7,6 @@ class ApiConfig(AppConfig):
     name = "backend.api"
     label = "api"
     verbose_name = "API"
+
+    def ready(self) -> None:
+        from backend.api import schema  # noqa: F401  (registers the ApiKeyAuth security scheme)

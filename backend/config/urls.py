@@ -12,6 +12,7 @@ urlpatterns = [
     path("", include(dashboard_patterns)),
     path("healthz", core_views.healthz, name="healthz"),
     path("", include("backend.answering.urls")),
+    path("", include("backend.api.urls")),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
@@ -19,3 +20,4 @@ urlpatterns = [
 
 admin.site.site_header = "OpenGuru administration"
 admin.site.site_title = "OpenGuru"
+handler404 = "backend.core.views.not_found"

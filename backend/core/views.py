@@ -24,3 +24,12 @@ def healthz(request: HttpRequest) -> JsonResponse:
 def dashboard_home(request: HttpRequest) -> HttpResponse:
     reports = guru_collection_reports(gurus=guru_list_for_user(user=request.user))
     return render(request, "dashboard/home.html", {"reports": reports})
+
+
+def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """JSON for API paths (clients parse errors), the HTML page elsewhere."""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"code": "not_found", "msg": "No such endpoint."}, status=404)
+    from django.views.defaults import page_not_found
+
+    return page_not_found(request, exception or Exception("not found"))

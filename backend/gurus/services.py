@@ -7,9 +7,11 @@ import shutil
 from pathlib import Path
 
 from django.conf import settings
-from django.db import transaction
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.db import IntegrityError, transaction
 
 from backend.adapters import registry
+from backend.core.errors import Conflict
 from backend.gurus.models import CollectionStatus, Guru, VectorCollection
 from backend.pipeline.errors import PermanentServiceError, TransientServiceError
 
@@ -133,3 +135,38 @@ def guru_collection_drop(*, guru_id: int, collection_names: list[str]) -> None:
     if folder.exists():
         shutil.rmtree(folder)
     VectorCollection.objects.filter(guru_id=guru_id).delete()
+
+
+GURU_EDITABLE_FIELDS = ("slug", "name", "domain_knowledge", "intro_text", "base_color", "language", "private",
+                        "active")
+
+
+def guru_create(*, user: AbstractBaseUser, slug: str, name: str, domain_knowledge: str, **fields: object) -> Guru:
+    """Create a guru maintained by `user`; its collection is created after commit. Raises Conflict on a taken slug."""
+    unknown = set(fields) - set(GURU_EDITABLE_FIELDS)
+    if unknown:
+        raise ValueError(f"Not editable: {', '.join(sorted(unknown))}")
+    guru = Guru(slug=slug, name=name, domain_knowledge=domain_knowledge, **fields)
+    try:
+        with transaction.atomic():
+            guru.save()
+            guru.maintainers.add(user)
+    except IntegrityError as exc:
+        raise Conflict(f"A guru with the slug '{slug}' already exists.") from exc
+    return guru
+
+
+def guru_update(*, guru: Guru, **fields: object) -> Guru:
+    """Change a guru's editable fields; a new slug renames its collection after commit. Raises Conflict."""
+    unknown = set(fields) - set(GURU_EDITABLE_FIELDS)
+    if unknown:
+        raise ValueError(f"Not editable: {', '.join(sorted(unknown))}")
+    for field, value in fields.items():
+        setattr(guru, field, value)
+    try:
+        with transaction.atomic():
+            guru.save(update_fields=[*fields, "updated_at"])
+    except IntegrityError as exc:
+        guru.refresh_from_db()
+        raise Conflict(f"A guru with the slug '{fields.get('slug')}' already exists.") from exc
+    return guru

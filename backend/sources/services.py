@@ -28,6 +28,17 @@ class InvalidSource(AppError):
     code = "invalid_source"
 
 
+def get_valid_filename_or_default(name: str, default: str = "document.pdf") -> str:
+    from django.core.exceptions import SuspiciousFileOperation
+    from django.utils.text import get_valid_filename
+
+    try:
+        cleaned = get_valid_filename(Path(name).name)
+    except SuspiciousFileOperation:
+        return default
+    return cleaned if cleaned.lower().endswith(".pdf") else f"{cleaned or 'document'}.pdf"
+
+
 def _validate(kind: str, url: str, options: dict[str, Any]) -> None:
     if kind == SourceKind.YOUTUBE:
         try:
@@ -40,7 +51,7 @@ def _validate(kind: str, url: str, options: dict[str, Any]) -> None:
         if options.get("mode", "page") not in WEBSITE_MODES:
             raise InvalidSource(f"Website mode must be one of {', '.join(WEBSITE_MODES)}.")
     elif kind == SourceKind.GITHUB_REPO:
-        if not url or url.startswith("-"):
+        if not url.startswith(("https://", "http://", "file://")):
             raise InvalidSource("A repository source needs its clone URL, e.g. https://github.com/owner/repo.")
     elif kind != SourceKind.PDF:
         raise InvalidSource(f"Unknown source kind {kind!r}.")
@@ -53,7 +64,9 @@ def _store_pdf(guru: Guru, upload: UploadedFile) -> tuple[str, str]:
     digest = hashlib.sha256()
     for part in upload.chunks():
         digest.update(part)
-    return digest.hexdigest(), upload.name or "document.pdf"
+    # Storage drops unsafe characters; a name with none left would be refused, so give it one.
+    name = get_valid_filename_or_default(upload.name or "")
+    return digest.hexdigest(), name
 
 
 def source_create(

@@ -1,0 +1,68 @@
+"""Pieces shared by the API views: the X-API-KEY security scheme, the error body, pagination, a safe JSON parser."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from drf_spectacular.utils import OpenApiResponse
+from rest_framework import parsers, serializers
+from rest_framework.exceptions import ParseError
+from rest_framework.pagination import PageNumberPagination
+
+from backend.api.auth import HEADER
+
+_ERROR_TEXT = {
+    400: "Invalid input.",
+    401: "Missing, unknown or revoked API key.",
+    403: "The key or user may not use this guru or operation.",
+    404: "No such guru or object.",
+    409: "It already exists.",
+    413: "The upload or request body is too large.",
+    429: "Too many requests for this key; see the Retry-After header.",
+    503: "A dependency is unavailable.",
+}
+
+
+class APIKeyScheme(OpenApiAuthenticationExtension):
+    """Documents APIKeyAuthentication as the `ApiKeyAuth` apiKey scheme in the X-API-KEY header."""
+
+    target_class = "backend.api.auth.APIKeyAuthentication"
+    name = "ApiKeyAuth"
+
+    def get_security_definition(self, auto_schema: Any) -> dict[str, str]:
+        return {"type": "apiKey", "in": "header", "name": HEADER}
+
+
+class ErrorSerializer(serializers.Serializer):
+    """The one error body: a stable code, a human message and, for invalid input, details."""
+
+    code = serializers.CharField(help_text="Stable machine-readable code, e.g. `invalid`, `not_found`.")
+    msg = serializers.CharField(help_text="Human-readable message.")
+    errors = serializers.JSONField(required=False, help_text="Per-field or per-item details.")
+
+    class Meta:
+        ref_name = "Error"
+
+
+def errors(*statuses: int) -> dict[int, OpenApiResponse]:
+    """Error responses for `extend_schema(responses=…)`; 401 and 429 apply to every authenticated call."""
+    return {code: OpenApiResponse(ErrorSerializer, description=_ERROR_TEXT[code]) for code in statuses}
+
+
+class Pagination(PageNumberPagination):
+    """`?page=` and `?page_size=` (at most 100), answered as `{count, next, previous, results}`."""
+
+    page_size = 50
+    page_size_query_param = "page_size"
+    max_page_size = 100
+
+
+class JSONParser(parsers.JSONParser):
+    """DRF's JSON parser, but a body nested deeper than Python's recursion limit is a 400, not a 500."""
+
+    def parse(self, stream: Any, media_type: str | None = None, parser_context: dict[str, Any] | None = None) -> Any:
+        try:
+            return super().parse(stream, media_type, parser_context)
+        except RecursionError as exc:
+            raise ParseError("JSON parse error - the document is nested too deeply.") from exc

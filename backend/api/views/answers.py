@@ -1,0 +1,155 @@
+"""POST /api/v1/<guru>/answer/: Gurubase-compatible JSON or markdown stream, or our one-call SSE stream."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+from django.http import StreamingHttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers
+from rest_framework.renderers import BaseRenderer, JSONRenderer
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from backend.answering.events import AnswerEvent, EventKind
+from backend.answering.models import Channel, Question
+from backend.answering.services import AskRequest, answer_stream
+from backend.answering.streaming import sse_body
+from backend.api.auth import guru_for
+from backend.api.schema import errors
+from backend.core.errors import ModelUnavailable, NotFound
+from backend.pipeline.llm_types import CancelToken
+from backend.pipeline.understanding import MAX_QUESTION_CHARS, normalise_question
+
+SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+
+
+class AnswerInput(serializers.Serializer):
+    question = serializers.CharField(max_length=MAX_QUESTION_CHARS, trim_whitespace=True)
+    stream = serializers.BooleanField(default=False)
+    session_id = serializers.UUIDField(required=False, allow_null=True)
+    fetch_existing = serializers.BooleanField(default=False)
+
+
+class ReferenceOutput(serializers.Serializer):
+    title = serializers.CharField()
+    link = serializers.CharField(allow_blank=True)
+    icon = serializers.CharField(allow_blank=True)
+
+
+class AnswerOutput(serializers.Serializer):
+    """The reference design's answer shape (trust score as a 0–100 integer), plus our question id."""
+
+    question_id = serializers.IntegerField()
+    slug = serializers.CharField()
+    content = serializers.CharField(allow_blank=True)
+    question = serializers.CharField()
+    date_updated = serializers.DateTimeField()
+    trust_score = serializers.IntegerField()
+    references = ReferenceOutput(many=True)
+    session_id = serializers.CharField(allow_null=True)
+    question_url = serializers.CharField()
+    out_of_context = serializers.BooleanField()
+
+
+_ICONS = {"YOUTUBE": "youtube", "PDF": "pdf", "GITHUB_REPO": "github", "WEBSITE": "website"}
+
+
+def answer_json(question: Question) -> dict[str, Any]:
+    return {
+        "question_id": question.pk, "slug": question.slug, "content": question.content,
+        "question": question.question, "date_updated": question.updated_at,
+        "trust_score": round((question.trust_score or 0) * 100),
+        "references": [{"title": r.get("title", ""), "link": r.get("link", ""), "icon": _ICONS.get(r.get("kind"), "")}
+                       for r in question.references],
+        "session_id": str(question.binge_id) if question.binge_id else None,
+        "question_url": f"/g/{question.guru.slug}/?q={question.slug}", "out_of_context": question.out_of_context,
+    }
+
+
+async def _markdown(events: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    """Gurubase's raw stream: only the answer's text; ids and references come from fetch_existing."""
+    async for raw in events:
+        text = raw.decode()
+        if text.startswith("event: delta\n"):
+            yield json.loads(text.split("data: ", 1)[1])["text"].encode()
+
+
+def _consume(events: Iterator[AnswerEvent]) -> int:
+    """Run the pipeline to the end; the id of the recorded question (errors surface as AppErrors)."""
+    question_id = 0
+    for event in events:
+        if event.kind is EventKind.QUESTION:
+            question_id = event.data["question_id"]
+        elif event.kind is EventKind.ERROR:
+            kind = NotFound if event.data["code"] == "not_found" else ModelUnavailable
+            raise kind(event.data["detail"])
+    return question_id
+
+
+class EventStreamRenderer(BaseRenderer):
+    """Lets `Accept: text/event-stream` through content negotiation (the stream itself bypasses renderers)."""
+
+    media_type = "text/event-stream"
+    format = "sse"
+
+    def render(self, data: Any, accepted_media_type: str | None = None, renderer_context: Any = None) -> bytes:
+        return json.dumps(data, default=str).encode()
+
+
+class AnswerApi(APIView):
+    """Ask the guru a question."""
+
+    renderer_classes = [JSONRenderer, EventStreamRenderer]
+
+    def handle_exception(self, exc: Exception) -> Response:
+        # Errors happen before any stream starts: they are JSON whatever the client accepted.
+        response = super().handle_exception(exc)
+        self.request.accepted_renderer = JSONRenderer()
+        self.request.accepted_media_type = JSONRenderer.media_type
+        return response
+
+    @extend_schema(
+        request=AnswerInput,
+        responses={200: OpenApiResponse(AnswerOutput, description=(
+            "JSON answer. With `stream: true` the body is the answer's markdown streamed as text/plain; "
+            "with `Accept: text/event-stream` it is our SSE stream (question, status, references, delta, "
+            "done, error events).")),
+            (200, "text/event-stream"): OpenApiTypes.STR, (200, "text/plain"): OpenApiTypes.STR,
+            **errors(400, 401, 403, 404, 429, 503)},
+        tags=["answers"],
+    )
+    def post(self, request: Request, slug: str) -> Response | StreamingHttpResponse:
+        guru = guru_for(request, slug)
+        data = AnswerInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        params = data.validated_data
+        session_id = str(params["session_id"]) if params.get("session_id") else None
+        if params["fetch_existing"]:
+            return Response(answer_json(self._existing(guru.pk, params["question"], session_id)))
+        ask = AskRequest(guru=guru, question=params["question"], channel=Channel.API, session_id=session_id,
+                         user=request.user)
+        cancel = CancelToken()
+        if "text/event-stream" in request.headers.get("Accept", ""):
+            body = sse_body(lambda: answer_stream(ask, cancel=cancel), cancel)
+            return StreamingHttpResponse(body, content_type="text/event-stream", headers=SSE_HEADERS)
+        if params["stream"]:
+            body = _markdown(sse_body(lambda: answer_stream(ask, cancel=cancel), cancel))
+            return StreamingHttpResponse(body, content_type="text/plain; charset=utf-8", headers=SSE_HEADERS)
+        question_id = _consume(answer_stream(ask, cancel=cancel))
+        return Response(answer_json(Question.objects.select_related("guru").get(pk=question_id)))
+
+    @staticmethod
+    def _existing(guru_id: int, question: str, session_id: str | None) -> Question:
+        found = Question.objects.select_related("guru").filter(
+            guru_id=guru_id, user_question__iexact=normalise_question(question))
+        if session_id:
+            found = found.filter(binge_id=session_id)
+        latest = found.exclude(content="").order_by("-created_at").first()
+        if latest is None:
+            raise NotFound("No answer to this question yet; ask it first.")
+        return latest

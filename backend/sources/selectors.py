@@ -1,0 +1,51 @@
+"""Data source read paths for the API: one guru's sources, by id or as a list."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from django.db.models import Count, QuerySet
+
+from backend.core.errors import NotFound
+from backend.gurus.models import Guru
+from backend.sources.models import DataSource, SourceStatus
+
+MAX_ID = 2**63 - 1  # larger ids cannot exist and would overflow the database driver
+
+
+@dataclass(frozen=True)
+class SourcePick:
+    """The guru's sources among some ids, and the ids that are not the guru's (or do not exist)."""
+
+    found: list[DataSource]
+    missing: list[int]
+
+
+def source_list(*, guru: Guru) -> QuerySet[DataSource]:
+    """The guru's sources, newest first, without the encrypted token column."""
+    return DataSource.objects.filter(guru=guru).defer("access_token").order_by("-created_at", "-id")
+
+
+def source_get(*, guru: Guru, source_id: int) -> DataSource:
+    """One source of the guru; another guru's source is as unknown as a missing one."""
+    source = DataSource.objects.filter(guru=guru, pk=source_id).first() if 0 < source_id <= MAX_ID else None
+    if source is None:
+        raise NotFound(f"No data source {source_id} in this guru.")
+    return source
+
+
+def source_pick(*, guru: Guru, ids: Iterable[int]) -> SourcePick:
+    """Split ids into the guru's sources and the rest, keeping the order the ids were given in."""
+    wanted = list(dict.fromkeys(i for i in ids))
+    valid = [i for i in wanted if 0 < i <= MAX_ID]
+    by_id = {s.pk: s for s in DataSource.objects.filter(guru=guru, pk__in=valid)}
+    return SourcePick(found=[by_id[i] for i in wanted if i in by_id], missing=[i for i in wanted if i not in by_id])
+
+
+def source_status_counts(*, guru: Guru) -> dict[str, int]:
+    """How many of the guru's sources are in each status (every status present, zero if none)."""
+    rows = DataSource.objects.filter(guru=guru).values("status").annotate(n=Count("id")).order_by()
+    counts = {status.value: 0 for status in SourceStatus}
+    counts.update({row["status"]: row["n"] for row in rows})
+    return counts

@@ -13,6 +13,7 @@ urlpatterns = [
     path("healthz", core_views.healthz, name="healthz"),
     path("", include("backend.answering.urls")),
     path("", include("backend.api.urls")),
+    path("", include("backend.widget.urls")),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),

@@ -1,12 +1,66 @@
-"""Admin for widget ids."""
+"""Admin for widget ids: validated allowed origins and the embed snippet to copy."""
 
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
 from django.contrib import admin
+from django.http import HttpRequest
+from django.utils.html import format_html
 
 from backend.widget.models import WidgetId
+from backend.widget.origins import validate_pattern
+
+SNIPPET = '<script async src="{base}/widget.js" id="guru-widget-id" data-widget-id="{key}"></script>'
+
+
+def clean_origins(value: Any) -> list[str]:
+    """The canonical, de-duplicated patterns, or a ValidationError listing every bad one."""
+    if not isinstance(value, list):
+        raise forms.ValidationError('Enter a JSON list of origins, e.g. ["https://docs.example.com"].')
+    cleaned: list[str] = []
+    problems: list[str] = []
+    for item in value:
+        try:
+            pattern = validate_pattern(item)
+        except ValueError as exc:
+            problems.append(str(exc))
+            continue
+        if pattern not in cleaned:
+            cleaned.append(pattern)
+    if problems:
+        raise forms.ValidationError(problems)
+    return cleaned
+
+
+class WidgetIdForm(forms.ModelForm):
+    class Meta:
+        model = WidgetId
+        fields = ["guru", "name", "allowed_origins", "rate_limit_per_minute", "per_ip_rate_limit_per_minute",
+                  "active"]
+
+    def clean_allowed_origins(self) -> list[str]:
+        return clean_origins(self.cleaned_data.get("allowed_origins"))
 
 
 @admin.register(WidgetId)
 class WidgetIdAdmin(admin.ModelAdmin):
+    form = WidgetIdForm
     list_display = ["__str__", "guru", "name", "active", "created_at"]
     list_filter = ["active", "guru"]
-    readonly_fields = ["key"]
+    readonly_fields = ["key", "embed_snippet"]
+
+    def get_object(self, request: HttpRequest, object_id: str, from_field: str | None = None) -> WidgetId | None:
+        widget = super().get_object(request, object_id, from_field)
+        if widget is not None:
+            # Read-only field callables get no request; the snippet needs this server's public address.
+            widget.embed_base = request.build_absolute_uri("/").rstrip("/")  # type: ignore[attr-defined]
+        return widget
+
+    @admin.display(description="Embed snippet")
+    def embed_snippet(self, widget: WidgetId) -> str:
+        if widget.pk is None:
+            return "Save the widget id to get its snippet."
+        base = getattr(widget, "embed_base", "")
+        return format_html("<code>{}</code>", SNIPPET.format(base=base, key=widget.key))

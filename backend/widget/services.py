@@ -1,0 +1,135 @@
+"""Who is asking through a widget: the widget id, its origin binding and its rate limits."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+
+from django.db import transaction
+from django.db.models import Q
+from django.http import HttpRequest
+
+from backend.answering.models import Binge, Channel, Question
+from backend.core.ratelimit import client_ip, hit
+from backend.gurus.models import Guru
+from backend.pipeline.understanding import normalise_question
+from backend.widget.models import WidgetId
+from backend.widget.origins import origin_allowed
+
+_SCHEMES = ("widget ", "bearer ")
+_COPIED_FIELDS = ("user_question", "question", "slug", "intent", "answer_length", "content", "references",
+                  "trust_score", "out_of_context", "sources_version")
+
+
+@dataclass(eq=False)
+class WidgetError(Exception):
+    """A refusal shown to the widget as `{"code", "msg", "error"}` with this status."""
+
+    status: int
+    code: str
+    msg: str
+    headers: dict[str, str] = field(default_factory=dict)
+    cors: bool = True
+    """False when the Origin itself is refused: the browser must not let the page read the answer."""
+
+    def __str__(self) -> str:
+        return self.msg
+
+
+def widget_key(request: HttpRequest) -> str:
+    """The widget id from `Authorization` (raw, `Widget <key>` or `Bearer <key>`), or ""."""
+    raw = request.headers.get("Authorization", "").strip()
+    for scheme in _SCHEMES:
+        if raw.lower().startswith(scheme):
+            return raw[len(scheme):].strip()
+    return raw
+
+
+def request_origin(request: HttpRequest) -> str:
+    return request.headers.get("Origin", "").strip()
+
+
+def widget_for_request(request: HttpRequest) -> WidgetId:
+    """The active widget named by the request, if the request comes from one of its allowed origins."""
+    key = widget_key(request)
+    widget = None
+    if key and len(key) <= WidgetId._meta.get_field("key").max_length:
+        widget = WidgetId.objects.select_related("guru").filter(key=key, active=True, guru__active=True).first()
+    if widget is None:
+        raise WidgetError(401, "invalid_widget_id", "Unknown or inactive widget id: check data-widget-id in the "
+                                                    "embed snippet.")
+    origin = request_origin(request)
+    patterns = widget.allowed_origins if isinstance(widget.allowed_origins, list) else []
+    if not origin_allowed(origin, patterns):
+        shown = origin[:200] if origin and origin != "null" else "a page without an origin"
+        raise WidgetError(403, "origin_not_allowed", f"This widget is not allowed on {shown}; add the origin to "
+                                                     "the widget's allowed origins.", cors=False)
+    return widget
+
+
+def any_widget_allows(origin: str) -> bool:
+    """Whether some active widget accepts this origin (preflights carry no widget id to narrow it down)."""
+    if not origin:
+        return False
+    # Uncached on purpose: browsers cache preflights (Access-Control-Max-Age) and the rows are few.
+    lists = WidgetId.objects.filter(active=True, guru__active=True).values_list("allowed_origins", flat=True)
+    return any(isinstance(patterns, list) and origin_allowed(origin, patterns) for patterns in lists)
+
+
+def check_rate(widget: WidgetId, request: HttpRequest) -> None:
+    """Count one request per client IP and per widget; 429 with Retry-After when either is spent."""
+    per_ip = hit(f"widget:{widget.pk}:ip:{client_ip(request)}", limit=widget.per_ip_rate_limit_per_minute)
+    if not per_ip.allowed:
+        raise WidgetError(429, "rate_limited", "Too many questions from your network; please wait a moment.",
+                          {"Retry-After": str(per_ip.retry_after)})
+    # Checked second so one busy visitor does not also spend the whole widget's budget.
+    overall = hit(f"widget:{widget.pk}", limit=widget.rate_limit_per_minute)
+    if not overall.allowed:
+        raise WidgetError(429, "rate_limited", "This widget is answering too many questions; please wait a moment.",
+                          {"Retry-After": str(overall.retry_after)})
+
+
+def binge_id_or_none(guru: Guru, value: object) -> str | None:
+    """A conversation id of this guru as a string; 400/404 for anything else."""
+    if value in (None, ""):
+        return None
+    try:
+        binge_id = uuid.UUID(str(value)) if isinstance(value, str) else None
+    except ValueError:
+        binge_id = None
+    if binge_id is None:
+        raise WidgetError(400, "invalid_binge", "`binge_id` must be a conversation id (a UUID string).")
+    if not Binge.objects.filter(pk=binge_id, guru=guru).exists():
+        raise WidgetError(404, "not_found", "No conversation with this id for this guru.")
+    return str(binge_id)
+
+
+@transaction.atomic
+def widget_binge_create(widget: WidgetId, root_slug: str) -> Binge:
+    """A new widget conversation; the answered question `root_slug` is copied in so follow-ups see it."""
+    guru = widget.guru
+    binge = Binge.objects.create(guru=guru, channel=Channel.WIDGET)
+    # Only widget questions: a guessed slug must not pull an API or bot answer into a widget conversation.
+    root = (Question.objects.filter(guru=guru, slug=root_slug, channel=Channel.WIDGET).exclude(content="")
+            .order_by("-created_at").first() if root_slug else None)
+    if root is not None:
+        # A copy, not a link: conversation history is read from the binge's own questions.
+        copy = Question.objects.create(guru=guru, binge=binge, channel=Channel.WIDGET, timings={}, usage={},
+                                       **{name: getattr(root, name) for name in _COPIED_FIELDS})
+        binge.root_question = copy
+        binge.save(update_fields=["root_question"])
+    return binge
+
+
+def existing_answer(guru: Guru, question: str, binge_id: str | None) -> Question:
+    """The latest answered widget question with this text (in this conversation when given), or 404."""
+    text = question.strip()
+    found = Question.objects.select_related("guru").filter(
+        Q(user_question__iexact=normalise_question(text)) | Q(question__iexact=text), guru=guru,
+        channel=Channel.WIDGET).exclude(content="")
+    if binge_id:
+        found = found.filter(binge_id=binge_id)
+    latest = found.order_by("-updated_at").first()
+    if latest is None:
+        raise WidgetError(404, "not_found", "No answer to this question yet; ask it first.")
+    return latest

@@ -1,0 +1,297 @@
+"""The widget's endpoints: CORS, Gurubase-compatible guru/binge/ask calls, our SSE stream, and widget.js."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from functools import wraps
+from pathlib import Path
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.utils.cache import patch_vary_headers
+from django.views.decorators.csrf import csrf_exempt
+
+from backend.answering.models import Channel, Question
+from backend.answering.services import AskRequest, answer_stream
+from backend.answering.streaming import sse_body
+from backend.api.views.answers import answer_json
+from backend.pipeline.llm_types import CancelToken
+from backend.pipeline.understanding import MAX_QUESTION_CHARS
+from backend.widget.models import WidgetId
+from backend.widget.services import (
+    WidgetError,
+    any_widget_allows,
+    binge_id_or_none,
+    check_rate,
+    existing_answer,
+    request_origin,
+    widget_binge_create,
+    widget_for_request,
+)
+
+MAX_BODY_BYTES = 16 * 1024
+SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+PREFLIGHT_HEADERS = {
+    "Access-Control-Allow-Methods": "GET, POST, OPTIONS",
+    "Access-Control-Allow-Headers": "Authorization, Content-Type, Accept",
+    "Access-Control-Max-Age": "600",
+}
+Handler = Callable[[HttpRequest, WidgetId], Awaitable[HttpResponse]]
+View = Callable[[HttpRequest], Awaitable[HttpResponse]]
+
+
+def _error(exc: WidgetError) -> JsonResponse:
+    # `error` is what Gurubase's widget shows; `code`/`msg` are the project's error shape.
+    response = JsonResponse({"code": exc.code, "msg": exc.msg, "error": exc.msg}, status=exc.status)
+    for name, value in exc.headers.items():
+        response[name] = value
+    return response
+
+
+def _allow(response: HttpResponse, origin: str) -> HttpResponse:
+    response["Access-Control-Allow-Origin"] = origin
+    # Retry-After is not a CORS-safelisted response header: without this the widget cannot read it.
+    response["Access-Control-Expose-Headers"] = "Retry-After"
+    return response
+
+
+def _preflight(origin: str) -> HttpResponse:
+    """Preflights carry no Authorization header: accept an origin that any active widget allows."""
+    if not any_widget_allows(origin):
+        return _error(WidgetError(403, "origin_not_allowed", "No widget is allowed on this origin.", cors=False))
+    response = HttpResponse(status=204)
+    response["Access-Control-Allow-Origin"] = origin
+    for name, value in PREFLIGHT_HEADERS.items():
+        response[name] = value
+    return response
+
+
+def widget_endpoint(*methods: str) -> Callable[[Handler], View]:
+    """Answer preflights, authenticate the widget and its origin, and put CORS headers on every reply."""
+
+    def decorate(handler: Handler) -> View:
+        @csrf_exempt  # cross-site by design; authenticated by the widget id and Origin, never by cookies
+        @wraps(handler)
+        async def view(request: HttpRequest) -> HttpResponse:
+            origin = request_origin(request)
+            if request.method == "OPTIONS":
+                response = await sync_to_async(_preflight)(origin)
+            else:
+                response = await _handle(request, handler, methods, origin)
+            patch_vary_headers(response, ["Origin"])
+            return response
+
+        return view
+
+    return decorate
+
+
+async def _handle(request: HttpRequest, handler: Handler, methods: tuple[str, ...], origin: str) -> HttpResponse:
+    allowed = False
+    try:
+        if request.method not in methods:
+            raise WidgetError(405, "method_not_allowed", f"Use {' or '.join(methods)}.",
+                              {"Allow": ", ".join((*methods, "OPTIONS"))})
+        widget = await sync_to_async(widget_for_request)(request)
+        allowed = True
+        response = await handler(request, widget)
+    except WidgetError as exc:
+        response = _error(exc)
+        if not exc.cors:
+            return response
+        if not allowed:
+            allowed = await sync_to_async(any_widget_allows)(origin)
+    return _allow(response, origin) if allowed else response
+
+
+def _json_body(request: HttpRequest) -> dict[str, Any]:
+    try:
+        declared = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        declared = 0
+    if declared > MAX_BODY_BYTES or len(request.body) > MAX_BODY_BYTES:
+        raise WidgetError(413, "too_large", f"The request body is limited to {MAX_BODY_BYTES} bytes.")
+    try:
+        data = json.loads(request.body or b"{}")
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise WidgetError(400, "invalid_json", "The body must be a JSON object.") from exc
+    if not isinstance(data, dict):
+        raise WidgetError(400, "invalid_json", "The body must be a JSON object.")
+    return data
+
+
+def _question(data: dict[str, Any]) -> str:
+    question = data.get("question")
+    if not isinstance(question, str) or not question.strip():
+        raise WidgetError(400, "invalid_question", "Send a non-empty `question` string.")
+    if len(question) > MAX_QUESTION_CHARS:
+        raise WidgetError(400, "invalid_question", f"Questions are limited to {MAX_QUESTION_CHARS} characters.")
+    return question
+
+
+def _optional_str(data: dict[str, Any], name: str, limit: int = 200) -> str:
+    value = data.get(name)
+    if value is None:
+        return ""
+    if not isinstance(value, str) or len(value) > limit:
+        raise WidgetError(400, f"invalid_{name}", f"`{name}` must be a string of at most {limit} characters.")
+    return value
+
+
+def _absolute(request: HttpRequest, link: str) -> str:
+    """Links of our own pages and files, made absolute: the widget runs on another site."""
+    return request.build_absolute_uri(link) if link.startswith("/") and not link.startswith("//") else link
+
+
+def _answer_payload(request: HttpRequest, question: Question) -> dict[str, Any]:
+    data = answer_json(question)
+    # Gurubase's widget reads a reference's title from `question`; `title` is kept for our clients.
+    data["references"] = [{"question": r["title"], "title": r["title"], "link": _absolute(request, r["link"]),
+                           "icon": r["icon"]} for r in data["references"]]
+    data["question_url"] = _absolute(request, data["question_url"])
+    data["binge_id"] = data["session_id"]
+    return data
+
+
+async def _markdown(events: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    """Gurubase's widget stream: only the answer's markdown; references come from fetch_existing."""
+    async for raw in events:
+        kind, _, rest = raw.decode().partition("\n")
+        if kind == "event: delta":
+            yield json.loads(rest.removeprefix("data: "))["text"].encode()
+        elif kind == "event: error":
+            # The status line is long gone: say it in the text, where the visitor will see it.
+            yield f"\n\n_{json.loads(rest.removeprefix('data: '))['detail']}_".encode()
+
+
+def _stream(ask: AskRequest, *, markdown: bool) -> StreamingHttpResponse:
+    cancel = CancelToken()
+    events = sse_body(lambda: answer_stream(ask, cancel=cancel), cancel)
+    body = _markdown(events) if markdown else events
+    return StreamingHttpResponse(body, content_type="text/event-stream", headers=SSE_HEADERS)
+
+
+@widget_endpoint("GET")
+async def guru(request: HttpRequest, widget: WidgetId) -> HttpResponse:
+    """The guru's visuals and name, for options the embed snippet leaves out."""
+    g = widget.guru
+    return JsonResponse({"slug": g.slug, "name": g.name, "colors": {"base_color": g.base_color},
+                         "icon_url": g.icon_url, "intro_text": g.intro_text, "domain": g.domain_knowledge})
+
+
+@widget_endpoint("POST")
+async def binge(request: HttpRequest, widget: WidgetId) -> HttpResponse:
+    """POST {root_slug} → {id, root_slug}: a conversation that follow-ups continue with `binge_id`."""
+    root_slug = _optional_str(_json_body(request), "root_slug")
+    await sync_to_async(check_rate)(widget, request)
+    created = await sync_to_async(widget_binge_create)(widget, root_slug)
+    return JsonResponse({"id": str(created.pk), "root_slug": root_slug})
+
+
+@widget_endpoint("POST")
+async def ask(request: HttpRequest, widget: WidgetId) -> HttpResponse:
+    """Gurubase's protocol: stream a new answer's markdown, or (`fetch_existing`) the stored answer as JSON."""
+    data = _json_body(request)
+    question = _question(data)
+    _optional_str(data, "parent_slug")  # validated for compatibility; the parent is the binge's latest question
+    binge_id = await sync_to_async(binge_id_or_none)(widget.guru, data.get("binge_id"))
+    if data.get("fetch_existing") is True:
+        found = await sync_to_async(existing_answer)(widget.guru, question, binge_id)
+        return JsonResponse(_answer_payload(request, found))
+    await sync_to_async(check_rate)(widget, request)
+    return _stream(AskRequest(guru=widget.guru, question=question, channel=Channel.WIDGET, session_id=binge_id),
+                   markdown=True)
+
+
+@widget_endpoint("POST")
+async def stream(request: HttpRequest, widget: WidgetId) -> HttpResponse:
+    """POST {question, session_id?} → our SSE stream (question, status, references, delta, done, error)."""
+    data = _json_body(request)
+    question = _question(data)
+    # An unknown session is an `error` event (code not_found) in the stream, as on the guru's page.
+    session_id = _optional_str(data, "session_id", limit=100) or None
+    await sync_to_async(check_rate)(widget, request)
+    return _stream(AskRequest(guru=widget.guru, question=question, channel=Channel.WIDGET, session_id=session_id),
+                   markdown=False)
+
+
+@dataclass(frozen=True)
+class _Script:
+    stamp: tuple[tuple[str, int, int], ...]
+    body: bytes
+    etag: str
+
+
+_script_lock = threading.Lock()
+_script_cache: dict[str, _Script] = {}
+
+
+def _script_paths() -> tuple[Path, Path]:
+    frontend = Path(settings.BASE_DIR) / "frontend"
+    return frontend / "static" / "js" / "markdown.js", frontend / "widget" / "widget.js"
+
+
+def _load_script() -> _Script | None:
+    """markdown.js then widget.js as one script, re-read only when either file changes."""
+    paths = _script_paths()
+    try:
+        stats = [(path, path.stat()) for path in paths]
+    except FileNotFoundError:
+        return None
+    stamp = tuple((str(path), stat.st_mtime_ns, stat.st_size) for path, stat in stats)
+    with _script_lock:
+        cached = _script_cache.get("script")
+        if cached is not None and cached.stamp == stamp:
+            return cached
+        try:
+            body = b"\n;\n".join(p.read_bytes().rstrip() for p in paths) + b"\n"
+        except FileNotFoundError:
+            return None
+        script = _Script(stamp, body, f'"{hashlib.sha256(body).hexdigest()[:32]}"')
+        _script_cache["script"] = script
+        return script
+
+
+def _etag_matches(header: str, etag: str) -> bool:
+    tags = {tag.strip().removeprefix("W/") for tag in header.split(",")}
+    return "*" in tags or etag in tags
+
+
+def _script_response(request: HttpRequest, loaded: _Script) -> HttpResponse:
+    if _etag_matches(request.headers.get("If-None-Match", ""), loaded.etag):
+        response = HttpResponse(status=304)
+        del response["Content-Type"]
+    elif request.method == "HEAD":
+        # The headers of GET without the body: not every server strips HEAD bodies.
+        response = HttpResponse(b"", content_type="application/javascript; charset=utf-8")
+        response["Content-Length"] = str(len(loaded.body))
+    else:
+        response = HttpResponse(loaded.body, content_type="application/javascript; charset=utf-8")
+    response["ETag"] = loaded.etag
+    response["Cache-Control"] = "public, max-age=300"
+    return response
+
+
+def script(request: HttpRequest) -> HttpResponse:
+    """GET /widget.js: the embeddable script (markdown.js + widget.js), cacheable and public."""
+    if request.method == "OPTIONS":
+        response = HttpResponse(status=204)
+        response["Access-Control-Allow-Methods"] = "GET, HEAD, OPTIONS"
+    elif request.method not in ("GET", "HEAD"):
+        response = HttpResponse("Use GET.", status=405, content_type="text/plain; charset=utf-8")
+        response["Allow"] = "GET, HEAD, OPTIONS"
+    elif (loaded := _load_script()) is None:
+        response = HttpResponse("The widget script is not installed on this server yet (frontend/widget/widget.js "
+                                "is missing).", status=503, content_type="text/plain; charset=utf-8")
+        response["Retry-After"] = "60"
+        response["Cache-Control"] = "no-store"
+    else:
+        response = _script_response(request, loaded)
+    response["Access-Control-Allow-Origin"] = "*"
+    return response

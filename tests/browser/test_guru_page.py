@@ -31,7 +31,7 @@ expect = playwright_sync_api().expect  # without the package: a loud skip, or a 
 
 FULL_PAGE_STYLE = ".ask-form { position: static; }"  # a sticky box would cover the thread in a full-page capture
 STREAMING = re.compile(r"\bstreaming\b")
-PAGE_JS = Path(__file__).resolve().parents[2] / "frontend" / "static" / "js" / "guru-page.js"
+SSE_JS = Path(__file__).resolve().parents[2] / "frontend" / "static" / "js" / "sse.js"
 
 CORPUS = [
     ["Retrying tasks", "A task can be retried by calling self.retry() inside a bound task.",
@@ -314,10 +314,10 @@ SSE_CHUNKS = [  # CRLF split between chunks, a comment, a field name split mid-w
 @pytest.mark.browser
 def test_sse_parser_handles_chunks_split_anywhere(page: Page) -> None:
     page.set_content("<!doctype html><html><body></body></html>")
-    page.add_script_tag(content=PAGE_JS.read_text(encoding="utf-8"))
+    page.add_script_tag(content=SSE_JS.read_text(encoding="utf-8"))
     events = page.evaluate("""(chunks) => {
       const events = [];
-      const parser = window.OpenGuruPage.createSseParser((name, data) => events.push([name, JSON.parse(data)]));
+      const parser = window.OpenGuruSSE.createParser((name, data) => events.push([name, JSON.parse(data)]));
       chunks.forEach((chunk) => parser.push(chunk));
       parser.end();
       return events;

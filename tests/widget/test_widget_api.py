@@ -284,6 +284,7 @@ def script_files(settings: SettingsWrapper, tmp_path: Path) -> tuple[Path, Path]
     widget_js = tmp_path / "frontend" / "widget" / "widget.js"
     markdown.parent.mkdir(parents=True)
     markdown.write_text("window.OpenGuruMarkdown = {};\n")
+    (markdown.parent / "sse.js").write_text("window.OpenGuruSSE = {};\n")
     return markdown, widget_js
 
 
@@ -300,7 +301,7 @@ def test_widget_js_is_one_cacheable_public_script(script_files: tuple[Path, Path
     response = Client().get("/widget.js", headers={"Origin": EVIL})
     body = response.content.decode()
     assert response.status_code == 200 and response["Content-Type"] == "application/javascript; charset=utf-8"
-    assert body.index("OpenGuruMarkdown") < body.index("OpenGuruWidget")
+    assert body.index("OpenGuruMarkdown") < body.index("OpenGuruSSE") < body.index("OpenGuruWidget")
     assert response["Cache-Control"] == "public, max-age=300" and response["Access-Control-Allow-Origin"] == "*"
     etag = response["ETag"]
     head = Client().head("/widget.js")

@@ -2,7 +2,6 @@
  *
  * Needs markdown.js (window.OpenGuruMarkdown) loaded first. Builds every node with createElement and
  * textContent; nothing from the server or the model is ever parsed as HTML.
- * Exposes window.OpenGuruPage.createSseParser for tests.
  */
 (function () {
   "use strict";
@@ -28,67 +27,8 @@
     server: "Something went wrong on the server. Please try again in a moment.",
   };
 
-  // ---- Server-Sent Events over fetch ---------------------------------------------------------
-
-  /** An incremental SSE parser: push() text chunks split anywhere; onEvent(name, data) per event. */
-  function createSseParser(onEvent) {
-    let buffer = "";
-    let eventName = "";
-    let dataLines = [];
-
-    function dispatch() {
-      if (dataLines.length) onEvent(eventName || "message", dataLines.join("\n"));
-      eventName = "";
-      dataLines = [];
-    }
-
-    function handleLine(line) {
-      if (line === "") return dispatch();
-      if (line[0] === ":") return undefined;
-      const colon = line.indexOf(":");
-      const field = colon === -1 ? line : line.slice(0, colon);
-      let value = colon === -1 ? "" : line.slice(colon + 1);
-      if (value[0] === " ") value = value.slice(1);
-      if (field === "event") eventName = value;
-      if (field === "data") dataLines.push(value);
-      return undefined;
-    }
-
-    function push(chunk) {
-      buffer += chunk;
-      let start = 0;
-      for (let i = 0; i < buffer.length; i += 1) {
-        const ch = buffer[i];
-        if (ch !== "\n" && ch !== "\r") continue;
-        if (ch === "\r" && i + 1 === buffer.length) break; // a "\r\n" may be split across chunks
-        handleLine(buffer.slice(start, i));
-        if (ch === "\r" && buffer[i + 1] === "\n") i += 1;
-        start = i + 1;
-      }
-      buffer = buffer.slice(start);
-    }
-
-    function end() {
-      if (buffer) handleLine(buffer.replace(/\r$/, ""));
-      buffer = "";
-      dispatch();
-    }
-
-    return { push: push, end: end };
-  }
-
-  async function readEventStream(body, onEvent) {
-    const reader = body.getReader();
-    const decoder = new TextDecoder();
-    const parser = createSseParser(onEvent);
-    for (;;) {
-      const result = await reader.read();
-      if (result.done) break;
-      parser.push(decoder.decode(result.value, { stream: true }));
-    }
-    parser.push(decoder.decode());
-    parser.end();
-  }
+  // Server-Sent Events over fetch come from sse.js (shared with the widget).
+  const readEventStream = window.OpenGuruSSE.read;
 
   // ---- small helpers -------------------------------------------------------------------------
 
@@ -541,7 +481,6 @@
     page.start();
   }
 
-  window.OpenGuruPage = Object.freeze({ createSseParser: createSseParser });
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", boot);
   else boot();
 })();

@@ -120,21 +120,8 @@
     return Math.round(Math.max(0, Math.min(1, Number(value) || 0)) * 100);
   }
 
-  async function readJson(response) {
-    try {
-      return (response.headers.get("Content-Type") || "").includes("json") ? await response.json() : null;
-    } catch (_error) {
-      return null;
-    }
-  }
-
-  function retryAfterSeconds(header) {
-    if (!header) return 0;
-    const seconds = Number(header);
-    if (Number.isFinite(seconds)) return Math.max(0, Math.ceil(seconds));
-    const date = Date.parse(header);
-    return Number.isNaN(date) ? 0 : Math.max(0, Math.ceil((date - Date.now()) / 1000));
-  }
+  const readJson = window.OpenGuruSSE.readJson;
+  const retryAfterSeconds = window.OpenGuruSSE.retryAfterSeconds;
 
   /** Disallowed origins get a 403 without CORS headers, which fetch reports like a network error.
    * A no-cors request (no preflight, opaque answer) tells the two apart: if the server answers it,

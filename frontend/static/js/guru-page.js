@@ -428,22 +428,8 @@
     }
   }
 
-  async function readJson(response) {
-    try {
-      const type = response.headers.get("Content-Type") || "";
-      return type.includes("application/json") ? await response.json() : null;
-    } catch (_error) {
-      return null;
-    }
-  }
-
-  function retryAfterSeconds(header) {
-    if (!header) return 0;
-    const seconds = Number(header);
-    if (Number.isFinite(seconds)) return Math.max(0, Math.ceil(seconds));
-    const date = Date.parse(header);
-    return Number.isNaN(date) ? 0 : Math.max(0, Math.ceil((date - Date.now()) / 1000));
-  }
+  const readJson = window.OpenGuruSSE.readJson;
+  const retryAfterSeconds = window.OpenGuruSSE.retryAfterSeconds;
 
   function rateLimitText(seconds, payload) {
     if (seconds) {

@@ -1,5 +1,6 @@
-/* Server-Sent Events over fetch (EventSource cannot POST), shared by the guru page and the widget.
-   window.OpenGuruSSE = { createParser(onEvent) -> {push(chunk), end()}, read(body, onEvent) -> Promise } */
+/* The streaming client shared by the guru page and the widget: Server-Sent Events over fetch
+   (EventSource cannot POST) and the helpers both use to read error replies.
+   window.OpenGuruSSE = { createParser(onEvent), read(body, onEvent), readJson(response), retryAfterSeconds(h) } */
 (function () {
   "use strict";
 
@@ -64,5 +65,25 @@
     parser.end();
   }
 
-  window.OpenGuruSSE = { createParser: createParser, read: read };
+  /** The JSON body of a reply, or null when it is not JSON (e.g. an HTML error page). */
+  async function readJson(response) {
+    try {
+      const type = response.headers.get("Content-Type") || "";
+      return type.includes("application/json") ? await response.json() : null;
+    } catch (_error) {
+      return null;
+    }
+  }
+
+  /** Seconds to wait from a Retry-After header (seconds or an HTTP date); 0 when absent. */
+  function retryAfterSeconds(header) {
+    if (!header) return 0;
+    const seconds = Number(header);
+    if (Number.isFinite(seconds)) return Math.max(0, Math.ceil(seconds));
+    const date = Date.parse(header);
+    return Number.isNaN(date) ? 0 : Math.max(0, Math.ceil((date - Date.now()) / 1000));
+  }
+
+  window.OpenGuruSSE = { createParser: createParser, read: read, readJson: readJson,
+    retryAfterSeconds: retryAfterSeconds };
 })();

@@ -235,11 +235,11 @@ _script_cache: dict[str, _Script] = {}
 def _script_paths() -> tuple[Path, ...]:
     frontend = Path(settings.BASE_DIR) / "frontend"
     shared = frontend / "static" / "js"
-    return shared / "markdown.js", shared / "sse.js", frontend / "widget" / "widget.js"
+    return shared / "markdown-inline.js", shared / "markdown.js", shared / "sse.js", frontend / "widget" / "widget.js"
 
 
 def _load_script() -> _Script | None:
-    """markdown.js, sse.js, then widget.js as one script, re-read only when one of them changes."""
+    """The markdown renderer, sse.js, then widget.js as one script, re-read only when one of them changes."""
     paths = _script_paths()
     try:
         stats = [(path, path.stat()) for path in paths]
@@ -280,7 +280,7 @@ def _script_response(request: HttpRequest, loaded: _Script) -> HttpResponse:
 
 
 def script(request: HttpRequest) -> HttpResponse:
-    """GET /widget.js: the embeddable script (markdown.js + sse.js + widget.js), cacheable and public."""
+    """GET /widget.js: the embeddable script (markdown renderer + sse.js + widget.js), cacheable and public."""
     if request.method == "OPTIONS":
         response = HttpResponse(status=204)
         response["Access-Control-Allow-Methods"] = "GET, HEAD, OPTIONS"

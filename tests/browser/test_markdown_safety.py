@@ -15,7 +15,8 @@ if TYPE_CHECKING:
 playwright_sync_api()  # without the package: a loud skip, or a failure under CI=true
 pytestmark = pytest.mark.browser
 
-MARKDOWN_JS = Path(__file__).resolve().parents[2] / "frontend" / "static" / "js" / "markdown.js"
+STATIC_JS = Path(__file__).resolve().parents[2] / "frontend" / "static" / "js"
+MARKDOWN_JS = (STATIC_JS / "markdown-inline.js", STATIC_JS / "markdown.js")  # in load order
 BLANK = "<!doctype html><html><head><meta charset='utf-8'></head><body><div id='out'></div></body></html>"
 
 PWN = "window.__pwned=1"
@@ -99,7 +100,8 @@ class Markdown:
 @pytest.fixture
 def md(page: Page) -> Markdown:
     page.set_content(BLANK)
-    page.add_script_tag(content=MARKDOWN_JS.read_text(encoding="utf-8"))
+    for script in MARKDOWN_JS:
+        page.add_script_tag(content=script.read_text(encoding="utf-8"))
     return Markdown(page)
 
 

@@ -284,6 +284,7 @@ def script_files(settings: SettingsWrapper, tmp_path: Path) -> tuple[Path, Path]
     widget_js = tmp_path / "frontend" / "widget" / "widget.js"
     markdown.parent.mkdir(parents=True)
     markdown.write_text("window.OpenGuruMarkdown = {};\n")
+    (markdown.parent / "markdown-inline.js").write_text("window.OpenGuruMarkdownInline = {};\n")
     (markdown.parent / "sse.js").write_text("window.OpenGuruSSE = {};\n")
     return markdown, widget_js
 

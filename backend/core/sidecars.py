@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import errno
 import logging
 import os
 import pwd
@@ -12,7 +11,6 @@ import shutil
 import signal
 import socket
 import stat
-import struct
 import subprocess
 import sys
 import tempfile
@@ -22,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
+
+from backend.core.pg_probe import postgres_login_ok
 
 logger = logging.getLogger(__name__)
 
@@ -235,46 +235,13 @@ def _wait_for_postgres_login(sidecar: Sidecar, timeout: float) -> None:
     """The port opens before recovery ends ("the database system is starting up"), so log in too."""
     deadline = time.monotonic() + timeout
     _wait_for_sidecar_port(sidecar, timeout)
-    while not _postgres_login_ok(LOOPBACK, sidecar.port):
+    while not postgres_login_ok(LOOPBACK, sidecar.port, user=PG_ROLE, database=PG_DATABASE):
         if sidecar.process.poll() is not None or time.monotonic() >= deadline:
             raise SidecarError(
                 f"postgres on port {sidecar.port} did not accept a login as {PG_ROLE!r} within {timeout:.1f}s"
                 + _log_tail(sidecar.log_path)
             )
         time.sleep(_POLL_SECONDS)
-
-
-def _postgres_login_ok(host: str, port: int) -> bool:
-    """Speak just enough of the v3 protocol (trust auth) to see ReadyForQuery; stdlib only."""
-    params = f"user\0{PG_ROLE}\0database\0{PG_DATABASE}\0\0".encode()
-    try:
-        with socket.create_connection((host, port), timeout=2) as sock:
-            sock.sendall(struct.pack("!ii", 8 + len(params), 196608) + params)
-            while True:
-                kind, body = _read_pg_message(sock)
-                if kind == b"E" or (kind == b"R" and body[:4] != b"\0\0\0\0"):
-                    return False
-                if kind == b"Z":
-                    sock.sendall(b"X" + struct.pack("!i", 4))
-                    return True
-    except OSError:
-        return False
-
-
-def _read_pg_message(sock: socket.socket) -> tuple[bytes, bytes]:
-    header = _recv_exactly(sock, 5)
-    (length,) = struct.unpack("!i", header[1:])
-    return header[:1], _recv_exactly(sock, length - 4)
-
-
-def _recv_exactly(sock: socket.socket, size: int) -> bytes:
-    data = b""
-    while len(data) < size:
-        chunk = sock.recv(size - len(data))
-        if not chunk:
-            raise ConnectionResetError(errno.ECONNRESET, "postgres closed the connection")
-        data += chunk
-    return data
 
 
 def _initdb(*, bin_dir: Path, data_dir: Path, os_user: pwd.struct_passwd | None, log_path: Path) -> None:

@@ -6,10 +6,8 @@ from django.urls import include, path
 
 from backend.core import views as core_views
 
-dashboard_patterns = ([path("", core_views.dashboard_home, name="home")], "dashboard")
-
 urlpatterns = [
-    path("", include(dashboard_patterns)),
+    path("", include("backend.dashboard.urls")),
     path("healthz", core_views.healthz, name="healthz"),
     path("", include("backend.answering.urls")),
     path("", include("backend.api.urls")),

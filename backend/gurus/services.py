@@ -137,8 +137,8 @@ def guru_collection_drop(*, guru_id: int, collection_names: list[str]) -> None:
     VectorCollection.objects.filter(guru_id=guru_id).delete()
 
 
-GURU_EDITABLE_FIELDS = ("slug", "name", "domain_knowledge", "intro_text", "base_color", "language", "private",
-                        "active")
+GURU_EDITABLE_FIELDS = ("slug", "name", "domain_knowledge", "intro_text", "base_color", "icon_url", "language",
+                        "private", "active")
 
 
 def guru_create(*, user: AbstractBaseUser, slug: str, name: str, domain_knowledge: str, **fields: object) -> Guru:
@@ -170,3 +170,9 @@ def guru_update(*, guru: Guru, **fields: object) -> Guru:
         guru.refresh_from_db()
         raise Conflict(f"A guru with the slug '{fields.get('slug')}' already exists.") from exc
     return guru
+
+
+def guru_delete(*, guru: Guru) -> None:
+    """Delete a guru with its sources, questions, keys and widget ids; the collection and files go after commit."""
+    with transaction.atomic():
+        guru.delete()

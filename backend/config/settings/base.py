@@ -50,6 +50,7 @@ INSTALLED_APPS = [
     "backend.api",
     "backend.widget",
     "backend.integrations",
+    "backend.dashboard",
 ]
 
 MIDDLEWARE = [
@@ -77,6 +78,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "backend.dashboard.nav.dashboard_nav",
             ],
         },
     },

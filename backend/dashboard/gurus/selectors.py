@@ -1,0 +1,77 @@
+"""Read paths for the gurus list and the deletion summary (a fixed number of queries for any data size)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import AnonymousUser
+from django.db.models import Count, IntegerField, OuterRef, Q, Subquery, Sum
+from django.db.models.functions import Coalesce
+
+from backend.answering.models import Question
+from backend.api.models import APIKey
+from backend.gurus.models import Guru
+from backend.gurus.selectors import guru_collection_reports, guru_list_for_user
+from backend.sources.models import DataSource, SourceStatus
+from backend.widget.models import WidgetId
+
+
+@dataclass(frozen=True)
+class GuruRow:
+    """One line of the gurus list."""
+
+    guru: Guru
+    sources: int
+    indexing: int
+    failed: int
+    chunks: int
+    questions: int
+    problem: str
+
+
+def _count(model: type, **filters: object) -> Subquery:
+    rows = model.objects.filter(guru=OuterRef("pk"), **filters).order_by().values("guru")
+    return Coalesce(Subquery(rows.annotate(n=Count("pk")).values("n")[:1], output_field=IntegerField()), 0)
+
+
+def guru_overview_rows(*, user: AbstractBaseUser | AnonymousUser) -> list[GuruRow]:
+    """The user's gurus with source, chunk and question counts, and any collection problem."""
+    busy = [SourceStatus.PENDING, SourceStatus.PROCESSING]
+    chunks = DataSource.objects.filter(guru=OuterRef("pk")).order_by().values("guru")
+    gurus = guru_list_for_user(user=user).order_by("name").annotate(
+        n_sources=_count(DataSource), n_indexing=_count(DataSource, status__in=busy),
+        n_failed=_count(DataSource, status=SourceStatus.FAILED), n_questions=_count(Question),
+        n_chunks=Coalesce(Subquery(chunks.annotate(s=Sum("chunk_count")).values("s")[:1],
+                                   output_field=IntegerField()), 0),
+    )
+    reports = {r.guru.pk: r.problem for r in guru_collection_reports(gurus=gurus)}
+    return [GuruRow(g, g.n_sources, g.n_indexing, g.n_failed, g.n_chunks, g.n_questions, reports.get(g.pk, ""))
+            for g in gurus]
+
+
+@dataclass(frozen=True)
+class DeletionSummary:
+    """What deleting a guru removes, shown on the confirmation page."""
+
+    sources: int
+    uploaded_files: int
+    chunks: int
+    questions: int
+    api_keys: int
+    widget_ids: int
+    collection: str
+
+
+def guru_deletion_summary(*, guru: Guru) -> DeletionSummary:
+    stats = DataSource.objects.filter(guru=guru).aggregate(
+        n=Count("pk"), files=Count("pk", filter=~Q(file="")), chunks=Coalesce(Sum("chunk_count"), 0)
+    )
+    reports = guru_collection_reports(gurus=Guru.objects.filter(pk=guru.pk))
+    return DeletionSummary(
+        sources=stats["n"], uploaded_files=stats["files"], chunks=stats["chunks"],
+        questions=Question.objects.filter(guru=guru).count(),
+        api_keys=APIKey.objects.filter(guru=guru, revoked_at__isnull=True).count(),
+        widget_ids=WidgetId.objects.filter(guru=guru).count(),
+        collection=reports[0].record.name if reports and reports[0].record else reports[0].expected_name,
+    )

@@ -1,0 +1,12 @@
+"""Dashboard URLs: the gurus list and a guru's create/edit/delete pages."""
+
+from django.urls import path
+
+from backend.dashboard.gurus import views
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("dashboard/gurus/new/", views.guru_new, name="guru-create"),
+    path("dashboard/g/<slug:slug>/", views.guru_edit, name="guru-edit"),
+    path("dashboard/g/<slug:slug>/delete/", views.guru_remove, name="guru-delete"),
+]

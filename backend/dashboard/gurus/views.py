@@ -1,0 +1,69 @@
+"""Dashboard pages for the list of gurus and for creating, editing and deleting one."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_http_methods
+
+from backend.core.errors import Conflict
+from backend.dashboard.access import guru_view
+from backend.dashboard.gurus.forms import GuruForm
+from backend.dashboard.gurus.selectors import guru_deletion_summary, guru_overview_rows
+from backend.gurus.models import Guru
+from backend.gurus.services import guru_create, guru_delete, guru_update
+
+
+@login_required
+@require_GET
+def home(request: HttpRequest) -> HttpResponse:
+    return render(request, "dashboard/home.html", {"rows": guru_overview_rows(user=request.user)})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def guru_new(request: HttpRequest) -> HttpResponse:
+    form = GuruForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        fields = dict(form.cleaned_data)
+        try:
+            guru = guru_create(user=request.user, **fields)
+        except Conflict as exc:
+            form.add_error("slug", str(exc))
+        else:
+            messages.success(request, f"Created {guru.name}. Add a data source so it has something to answer from.")
+            return redirect("dashboard:sources", slug=guru.slug)
+    return render(request, "dashboard/gurus/form.html", {"form": form, "creating": True})
+
+
+@guru_view
+@require_http_methods(["GET", "POST"])
+def guru_edit(request: HttpRequest, guru: Guru) -> HttpResponse:
+    form = GuruForm(request.POST or None, instance=Guru.objects.get(pk=guru.pk))
+    if request.method == "POST" and form.is_valid():
+        changed = {name: form.cleaned_data[name] for name in form.changed_data}
+        try:
+            guru = guru_update(guru=guru, **changed)
+        except Conflict as exc:
+            form.add_error("slug", str(exc))
+        else:
+            messages.success(request, "Saved." if changed else "Nothing changed.")
+            return redirect("dashboard:guru-edit", slug=guru.slug)
+    return render(request, "dashboard/gurus/form.html", {"form": form, "creating": False, "guru": guru})
+
+
+@guru_view
+@require_http_methods(["GET", "POST"])
+def guru_remove(request: HttpRequest, guru: Guru) -> HttpResponse:
+    summary = guru_deletion_summary(guru=guru)
+    if request.method == "POST":
+        if request.POST.get("confirm_slug", "").strip() != guru.slug:
+            messages.error(request, "Type the guru's slug to confirm the deletion.")
+        else:
+            name = guru.name
+            guru_delete(guru=guru)
+            messages.success(request, f"Deleted {name} and everything it held.")
+            return redirect("dashboard:home")
+    return render(request, "dashboard/gurus/delete.html", {"guru": guru, "summary": summary})

@@ -1,0 +1,37 @@
+"""The tabs of a guru's dashboard pages, in display order, and the template context that draws them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.http import HttpRequest
+
+
+@dataclass(frozen=True)
+class Tab:
+    label: str
+    url_name: str  # in the dashboard namespace; takes the guru's slug
+    also_active: tuple[str, ...] = ()  # sub-pages that keep this tab highlighted
+
+
+GURU_TABS = (
+    Tab("Overview", "guru-edit", ("guru-delete",)),
+    Tab("Sources", "sources"),
+    Tab("Questions", "questions", ("question-detail",)),
+    Tab("Unanswered", "unanswered"),
+    Tab("Channels", "channels"),
+    Tab("Integrations", "integrations"),
+    Tab("Settings", "guru-settings"),
+    Tab("Analytics", "analytics"),
+)
+
+
+def dashboard_nav(request: HttpRequest) -> dict[str, object]:
+    """Context processor: the guru a dashboard page is about and which tab is active."""
+    guru = getattr(request, "dashboard_guru", None)
+    if guru is None:
+        return {}
+    match = request.resolver_match
+    current = match.url_name if match else ""
+    active = next((t.url_name for t in GURU_TABS if current in (t.url_name, *t.also_active)), "")
+    return {"dash_guru": guru, "dash_tabs": GURU_TABS, "dash_active": active}

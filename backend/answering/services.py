@@ -79,8 +79,9 @@ def _unique_slug(guru: Guru, binge: Binge, slug: str) -> str:
 def reference_list(contexts: list[Context], private: frozenset[int]) -> list[dict[str, Any]]:
     """Numbered references; links of private sources are withheld."""
     return [
-        {"n": n, "title": c.title or c.link, "link": "" if c.source_id in private else c.link, "kind": c.kind.value,
-         "score": round(c.score, 3), "locator": c.locator}
+        {"n": n, "source_id": c.source_id, "title": c.title or c.link,
+         "link": "" if c.source_id in private else c.link, "kind": c.kind.value, "score": round(c.score, 3),
+         "locator": c.locator}
         for n, c in enumerate(contexts, start=1)
     ]
 

@@ -5,10 +5,12 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from backend.core import views as core_views
+from backend.gurus.views import guru_icon
 
 urlpatterns = [
     path("", include("backend.dashboard.urls")),
     path("healthz", core_views.healthz, name="healthz"),
+    path("gurus/<int:guru_id>/<str:name>", guru_icon, name="guru-icon"),
     path("", include("backend.answering.urls")),
     path("", include("backend.api.urls")),
     path("", include("backend.widget.urls")),

@@ -16,6 +16,11 @@ slug_validator = RegexValidator(
 _unit_interval = [MinValueValidator(0.0), MaxValueValidator(1.0)]
 
 
+def guru_icon_path(instance: Guru, filename: str) -> str:
+    """Icons sit with the guru's other files, so deleting the guru's folder removes them too."""
+    return f"gurus/{instance.pk}/{filename}"
+
+
 class CollectionStatus(models.TextChoices):
     PENDING = "PENDING", "Pending"
     READY = "READY", "Ready"
@@ -33,6 +38,8 @@ class Guru(TimeStampedModel):
     intro_text = models.TextField(blank=True)
     base_color = models.CharField(max_length=7, default="#1f6feb")
     icon_url = models.URLField(max_length=500, blank=True)
+    icon = models.FileField(upload_to=guru_icon_path, max_length=300, blank=True,
+                            help_text="An uploaded icon; takes precedence over icon_url.")
     language = models.CharField(max_length=10, default="en")
     maintainers = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="gurus", blank=True)
     active = models.BooleanField(default=True)

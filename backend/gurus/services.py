@@ -131,14 +131,15 @@ def guru_collection_drop(*, guru_id: int, collection_names: list[str]) -> None:
     store = registry.vector_store()
     for name in sorted(names):
         store.drop_collection(name)
-    folder = Path(settings.MEDIA_ROOT) / "sources" / str(int(guru_id))
-    if folder.exists():
-        shutil.rmtree(folder)
+    for area in ("sources", "gurus"):
+        folder = Path(settings.MEDIA_ROOT) / area / str(int(guru_id))
+        if folder.exists():
+            shutil.rmtree(folder)
     VectorCollection.objects.filter(guru_id=guru_id).delete()
 
 
 GURU_EDITABLE_FIELDS = ("slug", "name", "domain_knowledge", "intro_text", "base_color", "icon_url", "language",
-                        "private", "active")
+                        "private", "active", "rerank_threshold", "trust_score_threshold", "chat_model")
 
 
 def guru_create(*, user: AbstractBaseUser, slug: str, name: str, domain_knowledge: str, **fields: object) -> Guru:

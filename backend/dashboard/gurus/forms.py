@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from django import forms
 
-from backend.gurus.models import Guru
+from backend.gurus.icons import MAX_ICON_BYTES, icon_format
+from backend.gurus.models import SLUG_PATTERN, Guru, slug_validator
 
 COLOR_PATTERN = r"^#[0-9a-fA-F]{6}$"
 
@@ -12,8 +13,14 @@ COLOR_PATTERN = r"^#[0-9a-fA-F]{6}$"
 class GuruForm(forms.ModelForm):
     """The maintainer-editable fields of a guru; the model's validators apply (slug format, lengths)."""
 
+    slug = forms.RegexField(regex=SLUG_PATTERN, max_length=50, error_messages={"invalid": slug_validator.message})
     base_color = forms.RegexField(regex=COLOR_PATTERN, widget=forms.TextInput(attrs={"type": "color"}),
                                   error_messages={"invalid": "Use a colour like #1f6feb."})
+
+    icon_file = forms.FileField(required=False, label="Upload an icon",
+                                help_text=f"PNG, JPEG, GIF or WebP, at most {MAX_ICON_BYTES // 1024} KB; "
+                                "replaces the icon URL.")
+    remove_icon = forms.BooleanField(required=False, label="Remove the uploaded icon")
 
     class Meta:
         model = Guru
@@ -35,3 +42,19 @@ class GuruForm(forms.ModelForm):
             # Pages served over https would block an http icon as mixed content.
             raise forms.ValidationError("Use an https:// address for the icon.")
         return url
+
+    def clean_icon_file(self) -> object:
+        upload = self.cleaned_data.get("icon_file")
+        if upload is None:
+            return None
+        if upload.size > MAX_ICON_BYTES:
+            raise forms.ValidationError(f"The icon must be at most {MAX_ICON_BYTES // 1024} KB.")
+        head = upload.read(16)
+        upload.seek(0)
+        if icon_format(head) is None:
+            raise forms.ValidationError("The icon must be a PNG, JPEG, GIF or WebP image (SVG is not accepted).")
+        return upload
+
+    def model_changes(self) -> dict[str, object]:
+        """The changed guru fields, without the icon upload controls (those go through guru_icon_set)."""
+        return {name: self.cleaned_data[name] for name in self.changed_data if name in self.Meta.fields}

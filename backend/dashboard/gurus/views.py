@@ -12,6 +12,7 @@ from backend.core.errors import Conflict
 from backend.dashboard.access import guru_view
 from backend.dashboard.gurus.forms import GuruForm
 from backend.dashboard.gurus.selectors import guru_deletion_summary, guru_overview_rows
+from backend.gurus.icons import guru_icon_clear, guru_icon_set, guru_icon_src
 from backend.gurus.models import Guru
 from backend.gurus.services import guru_create, guru_delete, guru_update
 
@@ -25,14 +26,15 @@ def home(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_http_methods(["GET", "POST"])
 def guru_new(request: HttpRequest) -> HttpResponse:
-    form = GuruForm(request.POST or None)
+    form = GuruForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
-        fields = dict(form.cleaned_data)
+        fields = {name: form.cleaned_data[name] for name in GuruForm.Meta.fields}
         try:
             guru = guru_create(user=request.user, **fields)
         except Conflict as exc:
             form.add_error("slug", str(exc))
         else:
+            _apply_icon(guru, form)
             messages.success(request, f"Created {guru.name}. Add a data source so it has something to answer from.")
             return redirect("dashboard:sources", slug=guru.slug)
     return render(request, "dashboard/gurus/form.html", {"form": form, "creating": True})
@@ -41,17 +43,19 @@ def guru_new(request: HttpRequest) -> HttpResponse:
 @guru_view
 @require_http_methods(["GET", "POST"])
 def guru_edit(request: HttpRequest, guru: Guru) -> HttpResponse:
-    form = GuruForm(request.POST or None, instance=Guru.objects.get(pk=guru.pk))
+    form = GuruForm(request.POST or None, request.FILES or None, instance=Guru.objects.get(pk=guru.pk))
     if request.method == "POST" and form.is_valid():
-        changed = {name: form.cleaned_data[name] for name in form.changed_data}
+        changed = form.model_changes()
         try:
             guru = guru_update(guru=guru, **changed)
         except Conflict as exc:
             form.add_error("slug", str(exc))
         else:
-            messages.success(request, "Saved." if changed else "Nothing changed.")
+            _apply_icon(guru, form)
+            messages.success(request, "Saved." if form.changed_data else "Nothing changed.")
             return redirect("dashboard:guru-edit", slug=guru.slug)
-    return render(request, "dashboard/gurus/form.html", {"form": form, "creating": False, "guru": guru})
+    return render(request, "dashboard/gurus/form.html", {"form": form, "creating": False, "guru": guru,
+                                                      "icon_src": guru_icon_src(guru)})
 
 
 @guru_view
@@ -67,3 +71,10 @@ def guru_remove(request: HttpRequest, guru: Guru) -> HttpResponse:
             messages.success(request, f"Deleted {name} and everything it held.")
             return redirect("dashboard:home")
     return render(request, "dashboard/gurus/delete.html", {"guru": guru, "summary": summary})
+
+
+def _apply_icon(guru: Guru, form: GuruForm) -> None:
+    if form.cleaned_data.get("icon_file"):
+        guru_icon_set(guru=guru, upload=form.cleaned_data["icon_file"])
+    elif form.cleaned_data.get("remove_icon"):
+        guru_icon_clear(guru=guru)

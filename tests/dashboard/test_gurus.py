@@ -1,0 +1,189 @@
+"""Dashboard gurus pages: list, create, edit, delete with a summary, and who may see what."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from backend.adapters.vector_store.fake import InMemoryVectorStore
+from backend.answering.models import Question
+from backend.gurus.models import Guru, VectorCollection
+from backend.gurus.services import collection_name_for
+from backend.sources.models import SourceStatus
+from tests.factories import DataSourceFactory, GuruFactory, UserFactory
+
+pytestmark = pytest.mark.django_db
+
+OnCommit = Callable[..., AbstractContextManager[list[Callable[[], Any]]]]
+NEW_GURU = {"name": "Celery Guru", "slug": "celery", "domain_knowledge": "Celery task queues",
+            "intro_text": "Ask me about tasks.", "base_color": "#7c3aed", "icon_url": "", "language": "en",
+            "active": "on"}
+
+
+@pytest.fixture
+def maintainer(client: Client) -> Any:
+    user = UserFactory(username="ana")
+    client.force_login(user)
+    return user
+
+
+def test_anonymous_visitors_are_redirected_to_login(client: Client) -> None:
+    guru = GuruFactory()
+    for url in ["/", "/dashboard/gurus/new/", f"/dashboard/g/{guru.slug}/", f"/dashboard/g/{guru.slug}/delete/"]:
+        response = client.get(url)
+        assert response.status_code == 302 and response["Location"].startswith("/accounts/login/"), url
+    assert client.post(f"/dashboard/g/{guru.slug}/delete/", {"confirm_slug": guru.slug}).status_code == 302
+    assert Guru.objects.filter(pk=guru.pk).exists()
+
+
+def test_create_makes_the_user_a_maintainer_and_the_collection(
+    client: Client, maintainer: Any, django_capture_on_commit_callbacks: OnCommit
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/dashboard/gurus/new/", NEW_GURU)
+    assert response.status_code == 302 and response["Location"] == "/dashboard/g/celery/sources/"
+    guru = Guru.objects.get(slug="celery")
+    assert list(guru.maintainers.all()) == [maintainer]
+    assert guru.base_color == "#7c3aed" and guru.intro_text == "Ask me about tasks."
+    assert VectorCollection.objects.get(guru_id=guru.pk).name == collection_name_for("celery")
+    assert "Celery Guru" in client.get("/").content.decode()
+
+
+@pytest.mark.parametrize(("field", "value", "message"), [
+    ("slug", "Bad Slug!", "lowercase"),
+    ("base_color", "red", "#1f6feb"),
+    ("icon_url", "http://example.com/icon.png", "https://"),
+    ("name", "", "required"),
+])
+def test_create_rejects_invalid_fields(client: Client, maintainer: Any, field: str, value: str, message: str) -> None:
+    response = client.post("/dashboard/gurus/new/", {**NEW_GURU, field: value})
+    assert response.status_code == 200
+    assert message in response.content.decode()
+    assert not Guru.objects.exists()
+
+
+def test_create_with_a_taken_slug_explains_instead_of_failing(client: Client, maintainer: Any) -> None:
+    GuruFactory(slug="celery")
+    response = client.post("/dashboard/gurus/new/", NEW_GURU)
+    assert response.status_code == 200
+    assert "already exists" in response.content.decode()
+
+
+def test_edit_renames_the_slug_and_keeps_other_fields(
+    client: Client, maintainer: Any, django_capture_on_commit_callbacks: OnCommit
+) -> None:
+    guru = GuruFactory(slug="old-name", name="Old")
+    guru.maintainers.add(maintainer)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(f"/dashboard/g/{guru.slug}/", {**NEW_GURU, "slug": "new-name", "name": "New"})
+    assert response.status_code == 302 and response["Location"] == "/dashboard/g/new-name/"
+    guru.refresh_from_db()
+    assert (guru.slug, guru.name, guru.domain_knowledge) == ("new-name", "New", "Celery task queues")
+    assert VectorCollection.objects.get(guru_id=guru.pk).name == collection_name_for("new-name")
+
+
+def test_delete_shows_what_goes_and_needs_the_slug_typed(
+    client: Client, maintainer: Any, django_capture_on_commit_callbacks: OnCommit
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        guru = GuruFactory(slug="doomed")
+    guru.maintainers.add(maintainer)
+    DataSourceFactory(guru=guru, status=SourceStatus.INDEXED, chunk_count=12)
+    DataSourceFactory(guru=guru, status=SourceStatus.INDEXED, chunk_count=30)
+    Question.objects.create(guru=guru, user_question="q", question="q", slug="q")
+    page = client.get("/dashboard/g/doomed/delete/").content.decode()
+    assert "<strong>2</strong> data sources" in page and "<strong>42</strong> indexed chunks" in page
+    assert "<strong>1</strong> question " in page
+
+    wrong = client.post("/dashboard/g/doomed/delete/", {"confirm_slug": "nope"}, follow=True)
+    assert "Type the guru" in wrong.content.decode() and Guru.objects.filter(pk=guru.pk).exists()
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/dashboard/g/doomed/delete/", {"confirm_slug": "doomed"})
+    assert response.status_code == 302 and response["Location"] == "/"
+    assert not Guru.objects.filter(pk=guru.pk).exists() and not Question.objects.exists()
+    assert collection_name_for("doomed") not in InMemoryVectorStore().list_collections()
+
+
+def test_maintainer_cannot_see_or_change_another_maintainers_guru(client: Client, maintainer: Any) -> None:
+    theirs = GuruFactory(slug="theirs", name="Their guru")
+    theirs.maintainers.add(UserFactory(username="bob"))
+    assert "Their guru" not in client.get("/").content.decode()
+    for url in ["/dashboard/g/theirs/", "/dashboard/g/theirs/delete/"]:
+        assert client.get(url).status_code == 404, url
+    assert client.post("/dashboard/g/theirs/", {**NEW_GURU, "slug": "theirs"}).status_code == 404
+    assert client.post("/dashboard/g/theirs/delete/", {"confirm_slug": "theirs"}).status_code == 404
+    assert Guru.objects.get(slug="theirs").name == "Their guru"
+
+
+def test_superuser_sees_every_guru(client: Client) -> None:
+    GuruFactory(name="First guru")
+    GuruFactory(name="Second guru")
+    client.force_login(UserFactory(username="root", is_superuser=True, is_staff=True))
+    page = client.get("/").content.decode()
+    assert "First guru" in page and "Second guru" in page and "All gurus" in page
+
+
+def test_gurus_list_query_count_does_not_grow_with_data(
+    client: Client, maintainer: Any, django_assert_max_num_queries: Callable[..., AbstractContextManager[Any]]
+) -> None:
+    gurus = [GuruFactory() for _ in range(20)]
+    for guru in gurus:
+        guru.maintainers.add(maintainer)
+        DataSourceFactory(guru=guru, status=SourceStatus.PROCESSING)
+    Question.objects.bulk_create(
+        Question(guru=gurus[i % 20], user_question=f"q{i}", question=f"q{i}", slug=f"q-{i}") for i in range(10_000)
+    )
+    with django_assert_max_num_queries(8):
+        response = client.get("/")
+    page = response.content.decode()
+    assert page.count("1 indexing") == 20 and ">500</a>" in page
+
+
+PNG_1PX = bytes.fromhex(
+    "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d49444154789c6360f8cf"
+    "c0f01f0005000201e2ad8e3b0000000049454e44ae426082"
+)
+
+
+def test_an_uploaded_icon_is_stored_served_and_replaced(client: Client, maintainer: Any) -> None:
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    guru = GuruFactory(slug="iconic")
+    guru.maintainers.add(maintainer)
+    form = {**NEW_GURU, "slug": "iconic", "icon_file": SimpleUploadedFile("logo.png", PNG_1PX)}
+    assert client.post("/dashboard/g/iconic/", form).status_code == 302
+    guru.refresh_from_db()
+    first = guru.icon.name
+    src = client.get("/dashboard/g/iconic/").context["icon_src"]
+    served = client.get(src)
+    assert served.status_code == 200 and served["Content-Type"] == "image/png"
+    assert served["X-Content-Type-Options"] == "nosniff" and b"".join(served.streaming_content) == PNG_1PX
+
+    bigger = PNG_1PX + b"\0"
+    client.post("/dashboard/g/iconic/", {**form, "icon_file": SimpleUploadedFile("logo2.png", bigger)})
+    guru.refresh_from_db()
+    assert guru.icon.name != first and not guru.icon.storage.exists(first)
+    assert client.get(src).status_code == 404  # the old version's URL is gone
+
+    client.post("/dashboard/g/iconic/", {**NEW_GURU, "slug": "iconic", "remove_icon": "on"})
+    guru.refresh_from_db()
+    assert not guru.icon
+
+
+@pytest.mark.parametrize(("name", "data", "message"), [
+    ("evil.svg", b"<svg xmlns='http://www.w3.org/2000/svg'><script>alert(1)</script></svg>", "SVG is not accepted"),
+    ("huge.png", PNG_1PX + b"\0" * 300_000, "at most 256 KB"),
+])
+def test_icons_that_are_not_small_raster_images_are_refused(
+    client: Client, maintainer: Any, name: str, data: bytes, message: str
+) -> None:
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    response = client.post("/dashboard/gurus/new/", {**NEW_GURU, "icon_file": SimpleUploadedFile(name, data)})
+    assert response.status_code == 200 and message in response.content.decode()
+    assert not Guru.objects.exists()

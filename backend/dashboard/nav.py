@@ -19,7 +19,7 @@ GURU_TABS = (
     Tab("Sources", "sources"),
     Tab("Questions", "questions", ("question-detail",)),
     Tab("Unanswered", "unanswered"),
-    Tab("Channels", "channels"),
+    Tab("Channels", "channels", ("apikey-create", "widget-create", "widget-edit")),
     Tab("Integrations", "integrations"),
     Tab("Settings", "guru-settings"),
     Tab("Analytics", "analytics"),

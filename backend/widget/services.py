@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
+from django.core.exceptions import DisallowedHost
 from django.db import transaction
 from django.db.models import Q
 from django.http import HttpRequest
@@ -14,7 +15,7 @@ from backend.core.ratelimit import client_ip, hit
 from backend.gurus.models import Guru
 from backend.pipeline.understanding import normalise_question
 from backend.widget.models import WidgetId
-from backend.widget.origins import origin_allowed
+from backend.widget.origins import origin_allowed, parse_origin, validate_pattern
 
 _SCHEMES = ("widget ", "bearer ")
 _COPIED_FIELDS = ("user_question", "question", "slug", "intent", "answer_length", "content", "references",
@@ -49,6 +50,25 @@ def request_origin(request: HttpRequest) -> str:
     return request.headers.get("Origin", "").strip()
 
 
+def same_origin(request: HttpRequest) -> bool:
+    """Whether a browser sent this request from a page of this OpenGuru instance itself.
+
+    Allowed origins protect a widget id from third-party pages; the instance trusts its own pages (the
+    dashboard's live preview), so they need not be listed. Browsers set Host and Sec-Fetch-Site and no page
+    script can change them, and they omit Origin on same-origin GETs, hence the Sec-Fetch-Site fallback.
+    A non-browser client could forge both headers, but it could forge an allowed Origin just as well.
+    """
+    try:
+        own = f"{request.scheme}://{request.get_host()}"
+    except DisallowedHost:
+        return False
+    origin = request_origin(request)
+    if origin:
+        parsed, mine = parse_origin(origin), parse_origin(own)
+        return parsed is not None and parsed == mine
+    return request.headers.get("Sec-Fetch-Site", "").strip().lower() == "same-origin"
+
+
 def widget_for_request(request: HttpRequest) -> WidgetId:
     """The active widget named by the request, if the request comes from one of its allowed origins."""
     key = widget_key(request)
@@ -60,7 +80,7 @@ def widget_for_request(request: HttpRequest) -> WidgetId:
                                                     "embed snippet.")
     origin = request_origin(request)
     patterns = widget.allowed_origins if isinstance(widget.allowed_origins, list) else []
-    if not origin_allowed(origin, patterns):
+    if not (origin_allowed(origin, patterns) or same_origin(request)):
         shown = origin[:200] if origin and origin != "null" else "a page without an origin"
         raise WidgetError(403, "origin_not_allowed", f"This widget is not allowed on {shown}; add the origin to "
                                                      "the widget's allowed origins.", cors=False)
@@ -133,3 +153,56 @@ def existing_answer(guru: Guru, question: str, binge_id: str | None) -> Question
     if latest is None:
         raise WidgetError(404, "not_found", "No answer to this question yet; ask it first.")
     return latest
+
+
+# ---- widget ids, as the dashboard manages them ------------------------------------------------------------------
+
+SNIPPET = '<script async src="{script_url}" id="guru-widget-id" data-widget-id="{key}"></script>'
+MAX_ALLOWED_ORIGINS = 50
+
+
+def embed_snippet(*, script_url: str, key: str) -> str:
+    """The tag a site pastes before </body> (frontend/widget/README.md); `script_url` is absolute."""
+    return SNIPPET.format(script_url=script_url, key=key)
+
+
+def _canonical_origins(values: list[str]) -> list[str]:
+    """Canonical, de-duplicated patterns; ValueError for a bad one or too many."""
+    cleaned: list[str] = []
+    for value in values:
+        pattern = validate_pattern(value)
+        if pattern not in cleaned:
+            cleaned.append(pattern)
+    if len(cleaned) > MAX_ALLOWED_ORIGINS:
+        raise ValueError(f"At most {MAX_ALLOWED_ORIGINS} allowed origins per widget id.")
+    return cleaned
+
+
+def widget_id_create(*, guru: Guru, name: str, allowed_origins: list[str], rate_limit_per_minute: int = 120,
+                     per_ip_rate_limit_per_minute: int = 20, active: bool = True) -> WidgetId:
+    """A new widget id with a fresh random key; origins are stored in canonical form."""
+    return WidgetId.objects.create(guru=guru, name=name, allowed_origins=_canonical_origins(allowed_origins),
+                                   rate_limit_per_minute=rate_limit_per_minute,
+                                   per_ip_rate_limit_per_minute=per_ip_rate_limit_per_minute, active=active)
+
+
+_EDITABLE = frozenset({"name", "allowed_origins", "rate_limit_per_minute", "per_ip_rate_limit_per_minute", "active"})
+
+
+def widget_id_update(*, widget: WidgetId, **changes: object) -> WidgetId:
+    """Change the editable fields given; the key and the guru never change."""
+    unknown = set(changes) - _EDITABLE
+    if unknown:
+        raise TypeError(f"Not editable: {', '.join(sorted(unknown))}")
+    if "allowed_origins" in changes:
+        changes["allowed_origins"] = _canonical_origins(list(changes["allowed_origins"]))  # type: ignore[call-overload]
+    for name, value in changes.items():
+        setattr(widget, name, value)
+    if changes:
+        widget.save(update_fields=list(changes))
+    return widget
+
+
+def widget_id_delete(*, widget: WidgetId) -> None:
+    """Delete a widget id: sites embedding it stop working at once (their calls get 401)."""
+    widget.delete()

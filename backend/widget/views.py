@@ -107,7 +107,8 @@ async def _handle(request: HttpRequest, handler: Handler, methods: tuple[str, ..
             return response
         if not allowed:
             allowed = await sync_to_async(any_widget_allows)(origin)
-    return _allow(response, origin) if allowed else response
+    # No Origin: a same-origin request (the dashboard's preview), which needs no CORS headers.
+    return _allow(response, origin) if allowed and origin else response
 
 
 def _json_body(request: HttpRequest) -> dict[str, Any]:

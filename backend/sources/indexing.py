@@ -67,7 +67,7 @@ def chunking_config() -> ChunkingConfig:
 def _claim(source_id: int, run: int) -> bool:
     claimed = DataSource.objects.filter(
         pk=source_id, generation=run, status__in=[SourceStatus.PENDING, SourceStatus.PROCESSING]
-    ).update(status=SourceStatus.PROCESSING, error_message="")
+    ).update(status=SourceStatus.PROCESSING, error_message="", indexing_started_at=timezone.now())
     return claimed == 1
 
 

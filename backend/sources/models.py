@@ -52,6 +52,8 @@ class DataSource(TimeStampedModel):
     options = models.JSONField(default=dict, blank=True, help_text="Kind-specific: branch, globs, crawl.")
     access_token = EncryptedTextField(blank=True, help_text="Token for a private repository (encrypted).")
     last_indexed_at = models.DateTimeField(null=True, blank=True)
+    # When the current run was claimed; with progress_done/total it gives the dashboard's ETA.
+    indexing_started_at = models.DateTimeField(null=True, blank=True)
     reindex_count = models.PositiveIntegerField(default=0)
 
     class Meta:

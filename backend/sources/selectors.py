@@ -1,9 +1,10 @@
-"""Data source read paths for the API: one guru's sources, by id or as a list."""
+"""Data source read paths for the API and dashboard: one guru's sources, by id or as a list, and ETAs."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.db.models import Count, QuerySet
 
@@ -49,3 +50,17 @@ def source_status_counts(*, guru: Guru) -> dict[str, int]:
     counts = {status.value: 0 for status in SourceStatus}
     counts.update({row["status"]: row["n"] for row in rows})
     return counts
+
+
+def source_eta_seconds(*, source: DataSource, now: datetime) -> int | None:
+    """Seconds until the running index run finishes, extrapolated from its pace so far; None if unknown.
+
+    eta = elapsed / done × (total − done). Unknown until the run is claimed and has finished one unit.
+    """
+    done, total, started = source.progress_done, source.progress_total, source.indexing_started_at
+    if source.status != SourceStatus.PROCESSING or started is None or done <= 0 or total <= 0:
+        return None
+    if done >= total:
+        return 0
+    elapsed = max((now - started).total_seconds(), 0.0)
+    return round(elapsed / done * (total - done))

@@ -2,8 +2,15 @@
 
 from django.urls import path
 
-from backend.dashboard.placeholder import coming_soon
+from backend.dashboard.sources import views
+
+PREFIX = "dashboard/g/<slug:slug>/sources/"
 
 urlpatterns = [
-    path("dashboard/g/<slug:slug>/sources/", coming_soon, name="sources"),
+    path(PREFIX, views.sources, name="sources"),
+    path(f"{PREFIX}add/<str:kind>/", views.source_add, name="source-add"),
+    path(f"{PREFIX}actions/", views.sources_action, name="sources-action"),
+    path(f"{PREFIX}delete/", views.sources_delete_confirmed, name="sources-delete"),
+    path(f"{PREFIX}progress.json", views.sources_progress_json, name="sources-progress"),
+    path(f"{PREFIX}<int:source_id>/file/", views.source_file, name="source-file"),
 ]

@@ -1,0 +1,100 @@
+"""Read paths of the dashboard's sources page: one table page, and live progress of some sources."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+from django.core.paginator import Page, Paginator
+from django.db.models import QuerySet
+from django.utils import timezone
+from django.utils.timesince import timesince
+
+from backend.gurus.models import Guru
+from backend.sources.models import DataSource, SourceStatus
+from backend.sources.selectors import MAX_ID, source_eta_seconds, source_list
+
+PAGE_SIZE = 50
+MAX_PROGRESS_IDS = 200
+ACTIVE = (SourceStatus.PENDING, SourceStatus.PROCESSING)
+# The columns the table and the progress endpoint read; never the encrypted token or the options.
+ROW_FIELDS = ("id", "guru_id", "kind", "url", "file", "title", "status", "error_message", "progress_done",
+              "progress_total", "chunk_count", "private", "last_indexed_at", "indexing_started_at", "created_at")
+STATUS_BADGES = {SourceStatus.INDEXED: "ok", SourceStatus.PENDING: "warn", SourceStatus.PROCESSING: "warn",
+                 SourceStatus.FAILED: "error"}
+
+
+def eta_text(seconds: int | None) -> str:
+    """A short human ETA ("~40 s left", "~3 min left", "~1 h 5 min left"); empty when unknown."""
+    if seconds is None:
+        return ""
+    if seconds < 60:
+        return f"~{max(seconds, 1)} s left"
+    minutes = round(seconds / 60)
+    if minutes < 60:
+        return f"~{minutes} min left"
+    return f"~{minutes // 60} h {minutes % 60} min left"
+
+
+def progress_percent(source: DataSource) -> int:
+    """How far the current run is, 0–100; an indexed source is complete even if its run reported no total."""
+    if source.status == SourceStatus.INDEXED:
+        return 100
+    if source.progress_total <= 0:
+        return 0
+    return min(100, source.progress_done * 100 // source.progress_total)
+
+
+def last_indexed_text(when: datetime | None, now: datetime) -> str:
+    if when is None:
+        return "never"
+    return "just now" if (now - when).total_seconds() < 60 else f"{timesince(when, now)} ago"
+
+
+def _decorate(source: DataSource, now: datetime) -> DataSource:
+    """Attach the derived values the template shows (computed here so the template stays logic-free)."""
+    eta = source_eta_seconds(source=source, now=now)
+    source.is_active = source.status in ACTIVE  # type: ignore[attr-defined]
+    source.percent = progress_percent(source)  # type: ignore[attr-defined]
+    source.eta_seconds = eta  # type: ignore[attr-defined]
+    source.eta_text = eta_text(eta)  # type: ignore[attr-defined]
+    source.badge = STATUS_BADGES.get(source.status, "")  # type: ignore[attr-defined]
+    source.last_indexed_text = last_indexed_text(source.last_indexed_at, now)  # type: ignore[attr-defined]
+    return source
+
+
+def source_rows(*, guru: Guru) -> QuerySet[DataSource]:
+    """The guru's sources, newest first, with only the columns the table shows."""
+    return source_list(guru=guru).only(*ROW_FIELDS)
+
+
+def sources_page(*, guru: Guru, number: Any) -> Page:
+    """One page of the table (a count and one select, however many sources there are)."""
+    page = Paginator(source_rows(guru=guru), PAGE_SIZE).get_page(number)
+    now = timezone.now()
+    page.object_list = [_decorate(source, now) for source in page.object_list]
+    return page
+
+
+def source_progress_entry(source: DataSource, now: datetime) -> dict[str, Any]:
+    """What the page's poller needs to redraw one row."""
+    _decorate(source, now)
+    return {
+        "id": source.pk, "status": source.status, "status_label": source.get_status_display(),
+        "badge": source.badge, "active": source.is_active,  # type: ignore[attr-defined]
+        "done": source.progress_done, "total": source.progress_total,
+        "percent": source.percent, "eta_seconds": source.eta_seconds,  # type: ignore[attr-defined]
+        "eta_text": source.eta_text, "chunk_count": source.chunk_count,  # type: ignore[attr-defined]
+        "error": source.error_message, "title": str(source),
+        "last_indexed": source.last_indexed_at.isoformat() if source.last_indexed_at else None,
+        "last_indexed_text": source.last_indexed_text,  # type: ignore[attr-defined]
+    }
+
+
+def sources_progress(*, guru: Guru, ids: Iterable[int] | None) -> list[dict[str, Any]]:
+    """Progress of the given sources of the guru (others' ids are ignored), or of all its active ones."""
+    wanted = {"status__in": ACTIVE} if ids is None else {"pk__in": [i for i in ids if 0 < i <= MAX_ID]}
+    rows = source_rows(guru=guru).filter(**wanted)
+    now = timezone.now()
+    return [source_progress_entry(source, now) for source in rows[:MAX_PROGRESS_IDS]]

@@ -1,0 +1,118 @@
+"""The sources page in Chromium: progress bars update in place while indexing, and a dropped PDF is uploaded."""
+
+from __future__ import annotations
+
+import base64
+import re
+import time
+from collections.abc import Callable
+from datetime import timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from django.core.cache import cache
+from django.test import Client
+from django.utils import timezone
+
+from backend.gurus.models import Guru
+from backend.sources.models import DataSource, SourceKind, SourceStatus
+from tests.factories import DataSourceFactory, GuruFactory, UserFactory
+from tests.fakes.pdfs import write_pdf
+from tests.support.browser import playwright_sync_api
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Page
+
+expect = playwright_sync_api().expect  # without the package: a loud skip, or a failure under CI=true
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+DROP_JS = """([data, name]) => {
+  const binary = atob(data);
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  const transfer = new DataTransfer();
+  transfer.items.add(new File([bytes], name, {type: "application/pdf"}));
+  const zone = document.querySelector("[data-dropzone]");
+  for (const type of ["dragenter", "dragover", "drop"]) {
+    zone.dispatchEvent(new DragEvent(type, {dataTransfer: transfer, bubbles: true, cancelable: true}));
+  }
+}"""
+
+
+def _log_in(page: Page, base: str) -> Guru:
+    cache.clear()  # cache-backed locks and counters are not reset by the test database
+    user = UserFactory(username="maintainer")
+    guru: Guru = GuruFactory(slug="celery", name="Celery")  # autocommit: its collection is created at once
+    guru.maintainers.add(user)
+    client = Client()
+    client.force_login(user)
+    page.context.add_cookies([{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": base}])
+    return guru
+
+
+def test_progress_bar_and_status_update_without_reload(
+    page: Page, asgi_live_server: str, page_errors: list[str], screenshot: Callable[..., Path],
+) -> None:
+    guru = _log_in(page, asgi_live_server)
+    source = DataSourceFactory(guru=guru, kind=SourceKind.WEBSITE, status=SourceStatus.PROCESSING,
+                               progress_done=3, progress_total=10,
+                               indexing_started_at=timezone.now() - timedelta(seconds=30))
+    polls: list[str] = []
+    page.on("request", lambda request: polls.append(request.url) if "progress.json" in request.url else None)
+    page.goto(f"{asgi_live_server}/dashboard/g/celery/sources/")
+    row = page.locator(f'tr[data-source-id="{source.pk}"]')
+    bar = row.locator('[data-field="bar"]')
+    expect(row.locator('[data-field="status"]')).to_have_text("Processing")
+    expect(bar).to_have_attribute("aria-valuenow", "30")
+    expect(row.locator('[data-field="counts"]')).to_have_text("3/10")
+    expect(row.locator('[data-field="eta"]')).to_have_text(re.compile(r"^~\d+ (s|min) left$"))
+    screenshot("processing")
+
+    DataSource.objects.filter(pk=source.pk).update(progress_done=7)
+    expect(bar).to_have_attribute("aria-valuenow", "70")
+    expect(row.locator('[data-field="counts"]')).to_have_text("7/10")
+
+    DataSource.objects.filter(pk=source.pk).update(progress_done=10, status=SourceStatus.INDEXED, chunk_count=42,
+                                                   last_indexed_at=timezone.now(), title="Installing Widgets")
+    expect(row.locator('[data-field="status"]')).to_have_text("Indexed")
+    expect(row.locator('[data-field="status"]')).to_have_class("badge ok")
+    expect(bar).to_have_attribute("aria-valuenow", "100")
+    expect(bar.locator("span")).to_have_attribute("style", re.compile(r"width: 100%"))
+    expect(row.locator('[data-field="chunks"]')).to_have_text("42")
+    expect(row.locator('[data-field="title"]')).to_have_text("Installing Widgets")
+    expect(row.locator('[data-field="last_indexed"]')).to_have_text("just now")
+    expect(row).to_have_attribute("data-active", "0")
+    screenshot("indexed")
+
+    # Idle now: the poller stops asking.
+    seen = len(polls)
+    time.sleep(2.5)
+    assert len(polls) == seen and seen >= 3
+    assert page_errors == []
+
+
+def test_a_dropped_pdf_is_uploaded_and_indexed(
+    page: Page, asgi_live_server: str, page_errors: list[str], screenshot: Callable[..., Path], tmp_path: Path,
+) -> None:
+    _log_in(page, asgi_live_server)
+    pdf = write_pdf(tmp_path / "broker-guide.pdf",
+                    [[f"Line {i}: brokers keep messages until workers acknowledge them." for i in range(30)]])
+    page.goto(f"{asgi_live_server}/dashboard/g/celery/sources/")
+    expect(page.locator(".empty")).to_contain_text("No sources yet")
+    page.locator("#add-pdf > summary").click()
+    expect(page.locator("[data-dropzone]")).to_be_visible()
+    screenshot("before-drop")
+    payload: list[Any] = [base64.b64encode(pdf.read_bytes()).decode(), "broker-guide.pdf"]
+    with page.expect_navigation():
+        page.evaluate(DROP_JS, payload)
+    expect(page.locator(".message.success")).to_have_text("Added 1 PDF: broker-guide.pdf.")
+    row = page.locator("table.sources tbody tr")
+    expect(row).to_have_count(1)
+    expect(row.locator('[data-field="title"]')).to_have_text("broker-guide.pdf")
+    expect(row.locator('[data-field="status"]')).to_have_text("Indexed")  # eager tasks ran at commit
+    screenshot("after-drop")
+    source = DataSource.objects.get()
+    assert source.kind == SourceKind.PDF and source.status == SourceStatus.INDEXED and source.chunk_count > 0
+    assert page_errors == []

@@ -70,6 +70,10 @@ class Question(TimeStampedModel):
     feedback = models.SmallIntegerField(null=True, blank=True, choices=[(-1, "Down"), (1, "Up")])
     # Which state of the guru's sources the answer was built from; a later change re-answers.
     sources_version = models.CharField(max_length=64, blank=True)
+    # The question's vector (float32 bytes) in the space named by `embedding_model`, cached for the
+    # dashboard's gaps view so that grouping recent refusals does not re-embed them on every visit.
+    embedding = models.BinaryField(null=True, blank=True, editable=False)
+    embedding_model = models.CharField(max_length=100, blank=True, default="")
 
     class Meta:
         ordering = ["-created_at"]

@@ -19,6 +19,11 @@ def thresholds_for(guru: Guru) -> tuple[float, float]:
     return rerank, trust
 
 
+def chat_model_for(guru: Guru) -> str:
+    """The guru's chat model, else the instance's default answer model; empty means OPENGURU_CHAT_MODEL."""
+    return guru.chat_model or settings_get().answer_model
+
+
 def history_for(binge: Binge, *, turns: int) -> tuple[Turn, ...]:
     """The last answered turns of a conversation, oldest first."""
     rows = list(binge.questions.exclude(content="").order_by("-created_at")[:turns])

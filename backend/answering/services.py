@@ -21,7 +21,13 @@ from backend.adapters import registry
 from backend.answering import events
 from backend.answering.events import AnswerEvent, EventKind
 from backend.answering.models import Binge, Question
-from backend.answering.selectors import cached_answer, history_for, sources_version, thresholds_for
+from backend.answering.selectors import (
+    cached_answer,
+    chat_model_for,
+    history_for,
+    sources_version,
+    thresholds_for,
+)
 from backend.core.errors import AppError, NotFound
 from backend.core.selectors import settings_get
 from backend.gurus.models import Guru
@@ -112,7 +118,7 @@ class AnswerFlow:
         if not history:
             # A first question needs no rewrite: rules avoid an LLM round trip before the first token.
             return understand_by_rules(understand)
-        understanding, usage = registry.answerer(model=guru.chat_model).understand(understand)
+        understanding, usage = registry.answerer(model=chat_model_for(guru)).understand(understand)
         self._record(usage)
         return understanding
 
@@ -172,7 +178,7 @@ class AnswerFlow:
                           trust=cached.trust_score, out_of_context=False)
 
     def _grade(self, question: Question, contexts: list[Context]) -> list[float]:
-        answerer = registry.answerer(model=self.request.guru.chat_model)
+        answerer = registry.answerer(model=chat_model_for(self.request.guru))
         inputs = [GradeInput(context_id=i, text=c.text, prior=c.score) for i, c in enumerate(contexts)]
         grades, usage = answerer.grade(question.question, inputs)
         self._record(usage)
@@ -214,7 +220,7 @@ class AnswerFlow:
             contexts=tuple(AnswerContext(n, c.title, c.text, c.link) for n, c in enumerate(contexts, start=1)),
             history=history_for(question.binge, turns=settings_get().history_turns) if question.binge else (),
             answer_length=understanding.answer_length, language_hint=guru.language)
-        for event in registry.answerer(model=guru.chat_model).answer(request, cancel=self.cancel):
+        for event in registry.answerer(model=chat_model_for(guru)).answer(request, cancel=self.cancel):
             if isinstance(event, TextDelta):
                 if not parts:
                     self._time("first_token", self.started)

@@ -1,4 +1,4 @@
-"""The guru's public page and its streaming ask endpoint (SSE)."""
+"""The guru's public page, its streaming ask endpoint (SSE) and its thumbs up/down endpoint."""
 
 from __future__ import annotations
 
@@ -11,11 +11,13 @@ from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.csrf import ensure_csrf_cookie
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_POST
 
+from backend.answering.feedback import feedback_set, parse_feedback, session_question
 from backend.answering.models import Channel, Question
 from backend.answering.services import AskRequest, answer_stream
 from backend.answering.streaming import sse_body
+from backend.core.errors import NotFound
 from backend.core.ratelimit import client_ip, hit
 from backend.gurus.models import Guru
 from backend.pipeline.llm_types import CancelToken
@@ -42,7 +44,8 @@ def guru_page(request: HttpRequest, slug: str) -> HttpResponse:
         Question.objects.filter(guru=guru, parent__isnull=True, out_of_context=False, intent="question")
         .exclude(content="").order_by("-created_at").values_list("question", flat=True).distinct()[:4]
     )
-    return render(request, "guru/page.html", {"guru": guru, "ask_url": f"/g/{guru.slug}/ask/", "examples": examples})
+    return render(request, "guru/page.html", {"guru": guru, "ask_url": f"/g/{guru.slug}/ask/",
+                                              "feedback_url": f"/g/{guru.slug}/feedback/", "examples": examples})
 
 
 @require_GET
@@ -100,3 +103,45 @@ async def guru_ask(request: HttpRequest, slug: str) -> HttpResponse:
     cancel = CancelToken()
     body = sse_body(lambda: answer_stream(ask, cancel=cancel), cancel)
     return StreamingHttpResponse(body, content_type="text/event-stream", headers=SSE_HEADERS)
+
+
+def _parse_feedback(request: HttpRequest) -> tuple[int, str, int | None] | JsonResponse:
+    if len(request.body) > MAX_BODY_BYTES:
+        return _error("too_large", "The request body is too large.", 413)
+    try:
+        data = json.loads(request.body or b"{}")
+    except json.JSONDecodeError:
+        return _error("invalid_json", "The body must be JSON.", 400)
+    if not isinstance(data, dict):
+        return _error("invalid_json", "The body must be a JSON object.", 400)
+    question_id, session_id = data.get("question_id"), data.get("session_id")
+    if not isinstance(question_id, int) or isinstance(question_id, bool) or question_id < 1:
+        return _error("invalid_question", "Send the answer's `question_id`.", 400)
+    if not isinstance(session_id, str) or len(session_id) > 64:
+        return _error("invalid_session", "Send the conversation's `session_id`.", 400)
+    try:
+        value = parse_feedback(data.get("feedback"))
+    except ValueError as exc:
+        return _error("invalid_feedback", str(exc), 400)
+    return question_id, session_id, value
+
+
+@require_POST
+def guru_feedback(request: HttpRequest, slug: str) -> JsonResponse:
+    """POST {question_id, session_id, feedback: 1 | -1 | null} → the vote as stored."""
+    guru = _visible_guru(request, slug)
+    parsed = _parse_feedback(request)
+    if isinstance(parsed, JsonResponse):
+        return parsed
+    limit = settings.OPENGURU_FEEDBACK_RATE_LIMIT
+    decision = hit(f"feedback:{client_ip(request)}", limit=limit)
+    if not decision.allowed:
+        return _error("rate_limited", "Too many votes; please wait a moment.", 429,
+                      **{"Retry-After": str(decision.retry_after)})
+    question_id, session_id, value = parsed
+    try:
+        question = session_question(guru=guru, question_id=question_id, session_id=session_id)
+    except NotFound as exc:
+        return _error(exc.code, exc.detail, 404)
+    feedback_set(question=question, value=value)
+    return JsonResponse({"question_id": question.pk, "feedback": value})

@@ -3,7 +3,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from backend.api.views import answers, gurus, health, sessions, sources
+from backend.api.views import answers, feedback, gurus, health, sessions, sources
 
 app_name = "api"
 urlpatterns = [
@@ -20,4 +20,6 @@ urlpatterns = [
     path("api/v1/<slug:slug>/sessions/", sessions.SessionListApi.as_view(), name="sessions"),
     path("api/v1/<slug:slug>/sessions/<uuid:session_id>/", sessions.SessionDetailApi.as_view(), name="session"),
     path("api/v1/<slug:slug>/questions/", sessions.QuestionListApi.as_view(), name="questions"),
+    path("api/v1/<slug:slug>/questions/<int:question_id>/feedback/", feedback.QuestionFeedbackApi.as_view(),
+         name="question-feedback"),
 ]

@@ -304,6 +304,34 @@ def test_a_vanished_session_starts_a_new_conversation(page: Page, asgi_live_serv
     assert [body["session_id"] is None for body in bodies] == [True, False, True]
 
 
+@pytest.mark.browser
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_thumbs_up_and_down_are_stored(
+    page: Page, asgi_live_server: str, celery_guru: Guru, fake_llm: OpenAIFakeServer, page_errors: list[str],
+    screenshot: Callable[..., Path],
+) -> None:
+    page.goto(f"{asgi_live_server}/g/celery/")
+    _ask(page, FIRST_QUESTION)
+    turn = page.locator("#thread .turn").first
+    expect(turn.locator(".feedback")).to_be_hidden()  # only under a finished answer
+    _wait_finished(page, 1)
+    question = Question.objects.get(guru=celery_guru)
+    helpful, unhelpful = turn.get_by_role("button", name="Helpful", exact=True), turn.get_by_role(
+        "button", name="Not helpful")
+    status = turn.locator(".feedback-status")
+    for button, pressed, stored in [(helpful, helpful, 1), (unhelpful, unhelpful, -1), (unhelpful, None, None)]:
+        button.click()
+        expect(status).to_have_text("Vote removed." if stored is None else "Thanks for your feedback!")
+        expect(helpful).to_have_attribute("aria-pressed", "true" if pressed is helpful else "false")
+        expect(unhelpful).to_have_attribute("aria-pressed", "true" if pressed is unhelpful else "false")
+        question.refresh_from_db()
+        assert question.feedback == stored
+        if stored == 1:
+            screenshot("voted", style=FULL_PAGE_STYLE)
+    assert page_errors == []
+
+
 SSE_CHUNKS = [  # CRLF split between chunks, a comment, a field name split mid-word, multi-line data, no event name
     'event: question\ndata: {"question_id": 7, "slug": "x", "session_id": "s", "question": "Q"}\r',
     "\n\r\n: a comment\nevent: del", 'ta\ndata: {"text": "Hel', 'lo"}\n\nevent: delta\n', 'data: {"text": "ü"}\n',

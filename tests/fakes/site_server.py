@@ -158,6 +158,7 @@ class SiteFake:
     requests: list[FakeRequest] = field(default_factory=list)
     internal_requests: list[FakeRequest] = field(default_factory=list)
     overrides: dict[str, Reply] = field(default_factory=dict)
+    page_delay: float = 0.0  # seconds before each HTML page, so a test can watch progress advance
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
@@ -174,12 +175,15 @@ class SiteFake:
             self.requests.clear()
             self.internal_requests.clear()
             self.overrides.clear()
+            self.page_delay = 0.0
 
     def route(self, request: FakeRequest, respond: FakeResponder) -> None:
         with self._lock:
             self.requests.append(request)
             override = self.overrides.get(request.path)
+            delay = self.page_delay if request.path.startswith(("/docs/", "/blog/")) else 0.0
         try:
+            time.sleep(delay)
             if request.path == "/slow":
                 time.sleep(SITE_TIMEOUT * 2)
             if request.path == "/huge-stream":

@@ -34,7 +34,14 @@ def live_celery_worker() -> Iterator[None]:
 
 def _reset_pools(app: object) -> None:
     """Producers cache connections to the broker they first used; drop them so the new broker URL applies."""
+    import kombu.pools
+
+    kombu.pools.reset()  # closes and forgets kombu's process-wide producer and connection pools
     pool = getattr(app, "_pool", None)
     if pool is not None:
         pool.force_close_all()
-        app._pool = None  # type: ignore[attr-defined] - Celery rebuilds it lazily from the current conf
+    # Celery rebuilds both lazily from the current conf (as it does after a fork).
+    app._pool = None  # type: ignore[attr-defined]
+    amqp = app.__dict__.get("amqp")
+    if amqp is not None:
+        amqp._producer_pool = None

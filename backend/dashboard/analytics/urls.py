@@ -2,8 +2,8 @@
 
 from django.urls import path
 
-from backend.dashboard.placeholder import coming_soon
+from backend.dashboard.analytics import views
 
 urlpatterns = [
-    path("dashboard/g/<slug:slug>/analytics/", coming_soon, name="analytics"),
+    path("dashboard/g/<slug:slug>/analytics/", views.analytics, name="analytics"),
 ]

@@ -2,10 +2,10 @@
 
 from django.urls import path
 
-from backend.dashboard.placeholder import coming_soon
+from backend.dashboard.questions import views
 
 urlpatterns = [
-    path("dashboard/g/<slug:slug>/questions/", coming_soon, name="questions"),
-    path("dashboard/g/<slug:slug>/questions/<int:question_id>/", coming_soon, name="question-detail"),
-    path("dashboard/g/<slug:slug>/unanswered/", coming_soon, name="unanswered"),
+    path("dashboard/g/<slug:slug>/questions/", views.question_list_view, name="questions"),
+    path("dashboard/g/<slug:slug>/questions/<int:question_id>/", views.question_detail_view, name="question-detail"),
+    path("dashboard/g/<slug:slug>/unanswered/", views.unanswered_view, name="unanswered"),
 ]

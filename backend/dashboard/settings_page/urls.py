@@ -2,9 +2,10 @@
 
 from django.urls import path
 
-from backend.dashboard.placeholder import coming_soon, global_soon
+from backend.dashboard.settings_page import views
 
 urlpatterns = [
-    path("dashboard/g/<slug:slug>/settings/", coming_soon, name="guru-settings"),
-    path("dashboard/settings/", global_soon, name="settings"),
+    path("dashboard/g/<slug:slug>/settings/", views.guru_settings, name="guru-settings"),
+    path("dashboard/settings/", views.instance_settings, name="settings"),
+    path("dashboard/settings/reindex/", views.reindex_all, name="settings-reindex"),
 ]

@@ -71,6 +71,8 @@
     constructor(index, question) {
       this.index = index;
       this.questionId = null;
+      this.sessionId = null;
+      this.vote = null;
       this.text = "";
       this.references = [];
       this.frame = 0;
@@ -92,7 +94,10 @@
       this.refsEl.hidden = true;
       this.noticeEl = el("p", "turn-notice");
       this.noticeEl.hidden = true;
-      this.root.append(this.questionEl, this.statusEl, this.answerEl, this.trustEl, this.refsEl, this.noticeEl);
+      this.feedbackEl = el("div", "feedback");
+      this.feedbackEl.hidden = true;
+      this.root.append(this.questionEl, this.statusEl, this.answerEl, this.trustEl, this.refsEl, this.noticeEl,
+        this.feedbackEl);
       this.setStage("understanding");
     }
 
@@ -208,6 +213,38 @@
       this.settle();
     }
 
+    /** Thumbs up/down under a finished answer; `send(turn, value)` stores the vote (value null clears it). */
+    showFeedback(send) {
+      if (this.questionId === null || !this.sessionId) return;
+      const choices = [[1, "👍", "Yes", "Helpful"], [-1, "👎", "No", "Not helpful"]];
+      const buttons = choices.map(([value, symbol, word, name]) => {
+        const button = el("button", "vote");
+        button.append(el("span", "vote-symbol", symbol), " " + word);
+        button.type = "button";
+        button.dataset.vote = String(value);
+        button.title = name;
+        button.setAttribute("aria-label", name);
+        button.setAttribute("aria-pressed", "false");
+        button.addEventListener("click", () => send(this, this.vote === value ? null : value));
+        return button;
+      });
+      this.feedbackStatus = el("span", "feedback-status");
+      this.feedbackStatus.setAttribute("role", "status");
+      this.feedbackEl.setAttribute("role", "group");
+      this.feedbackEl.setAttribute("aria-label", "Rate this answer");
+      this.feedbackEl.replaceChildren(el("span", "feedback-label", "Was this helpful?"), ...buttons,
+        this.feedbackStatus);
+      this.feedbackEl.hidden = false;
+    }
+
+    setVote(value, message) {
+      this.vote = value;
+      for (const button of this.feedbackEl.querySelectorAll("button.vote")) {
+        button.setAttribute("aria-pressed", String(Number(button.dataset.vote) === value));
+      }
+      this.feedbackStatus.textContent = message;
+    }
+
     fail(message) {
       this.failed = true;
       this.notice(message, "error");
@@ -241,6 +278,7 @@
     constructor(root) {
       this.root = root;
       this.askUrl = root.dataset.askUrl;
+      this.feedbackUrl = root.dataset.feedbackUrl || "";
       this.form = root.querySelector("#ask-form");
       this.input = root.querySelector("#question");
       this.askButton = root.querySelector("#ask-button");
@@ -355,6 +393,7 @@
       if (!data || typeof data !== "object" || turn.finished || turn.failed) return;
       if (name === "question") {
         turn.questionId = data.question_id;
+        turn.sessionId = data.session_id ? String(data.session_id) : null;
         turn.setQuestion(data.question);
         if (data.session_id) this.sessionId = String(data.session_id);
       } else if (name === "status") {
@@ -365,6 +404,7 @@
         if (typeof data.text === "string") turn.appendText(data.text);
       } else if (name === "done") {
         turn.finish(data);
+        if (this.feedbackUrl) turn.showFeedback((target, value) => this.sendVote(target, value));
       } else if (name === "error") {
         this.onStreamError(turn, data);
       }
@@ -378,6 +418,30 @@
         return;
       }
       turn.fail(errorText(data));
+    }
+
+    async sendVote(turn, value) {
+      const buttons = turn.feedbackEl.querySelectorAll("button.vote");
+      buttons.forEach((button) => { button.disabled = true; });
+      let message = "Your vote could not be saved. Please try again.";
+      try {
+        const response = await fetch(this.feedbackUrl, {
+          method: "POST",
+          credentials: "same-origin",
+          headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken(this.form) },
+          body: JSON.stringify({ question_id: turn.questionId, session_id: turn.sessionId, feedback: value }),
+        });
+        if (response.ok) {
+          turn.setVote(value, value === null ? "Vote removed." : "Thanks for your feedback!");
+          return;
+        }
+        if (response.status === 429) message = "Too many votes right now. Please wait a moment.";
+      } catch (_error) {
+        message = ERROR_MESSAGES.network;
+      } finally {
+        buttons.forEach((button) => { button.disabled = false; });
+      }
+      turn.setVote(turn.vote, message);
     }
 
     async httpError(response, turn) {

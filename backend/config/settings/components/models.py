@@ -71,3 +71,4 @@ FIRECRAWL_API_URL = env_str("FIRECRAWL_API_URL")
 OPENGURU_MAX_PDF_BYTES = env_int("OPENGURU_MAX_PDF_BYTES", 100 * 1024 * 1024)
 # Questions per minute per client IP on the public guru page (0 = unlimited).
 OPENGURU_WEB_RATE_LIMIT = env_int("OPENGURU_WEB_RATE_LIMIT", 20)
+OPENGURU_FEEDBACK_RATE_LIMIT = env_int("OPENGURU_FEEDBACK_RATE_LIMIT", 30)  # votes per minute per IP

@@ -1,0 +1,203 @@
+"""A guru's question analytics over a period: per day counts, outcomes, trust, channels, feedback, cited sources."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta
+from decimal import Decimal
+from typing import Any
+
+from django.db.models import Avg, Count, Q, QuerySet, Sum
+from django.db.models.functions import TruncDate
+from django.urls import reverse
+from django.utils import timezone
+
+from backend.answering.models import Channel, Question
+from backend.gurus.models import Guru
+from backend.sources.models import DataSource, SourceKind
+
+PERIODS = (7, 30, 90)
+DEFAULT_PERIOD = 30
+TOP_SOURCES = 10
+_REFUSED = Q(out_of_context=True)
+# A question that was neither refused nor answered failed or was interrupted mid-way.
+_ANSWERED = Q(out_of_context=False) & ~Q(content="")
+
+SourceKey = tuple[str, Any]
+
+
+@dataclass(frozen=True)
+class Day:
+    """One calendar day (in the site's time zone) of the period; days without questions are zeros."""
+
+    day: date
+    total: int = 0
+    answered: int = 0
+    refused: int = 0
+    avg_trust: float | None = None
+
+    @property
+    def unfinished(self) -> int:
+        return self.total - self.answered - self.refused
+
+
+@dataclass(frozen=True)
+class Summary:
+    """The period's totals and averages; averages are None without data."""
+
+    total: int
+    answered: int
+    refused: int
+    avg_trust: float | None
+    avg_latency_ms: float | None
+    feedback_up: int
+    feedback_down: int
+    cost_usd: Decimal
+
+    @property
+    def unfinished(self) -> int:
+        return self.total - self.answered - self.refused
+
+    @property
+    def refused_share(self) -> float | None:
+        return self.refused / self.total if self.total else None
+
+
+@dataclass(frozen=True)
+class CitedSource:
+    """A source and how many answers of the period cite it; `deleted` when the source no longer exists."""
+
+    source_id: int | None
+    title: str
+    link: str
+    count: int
+    deleted: bool = False
+
+
+@dataclass(frozen=True)
+class GuruAnalytics:
+    period: int
+    start: date
+    end: date
+    days: list[Day]
+    summary: Summary
+    channels: list[tuple[str, int]]
+    top_sources: list[CitedSource]
+
+
+def period_from(raw: str | None) -> int:
+    """A period in days from the query string; anything but the offered periods gives the default."""
+    try:
+        days = int(raw or DEFAULT_PERIOD)
+    except ValueError:
+        return DEFAULT_PERIOD
+    return days if days in PERIODS else DEFAULT_PERIOD
+
+
+def _period_questions(guru: Guru, start: date) -> QuerySet[Question]:
+    since = timezone.make_aware(datetime.combine(start, time.min))
+    return Question.objects.filter(guru=guru, created_at__gte=since).order_by()
+
+
+def _days(questions: QuerySet[Question], start: date, period: int) -> list[Day]:
+    rows = (
+        questions.annotate(day=TruncDate("created_at", tzinfo=timezone.get_current_timezone()))
+        .values("day")
+        .annotate(total=Count("id"), answered=Count("id", filter=_ANSWERED), refused=Count("id", filter=_REFUSED),
+                  avg_trust=Avg("trust_score", filter=_ANSWERED))
+        .order_by("day")
+    )
+    found = {row["day"]: Day(**row) for row in rows}
+    every_day = (start + timedelta(days=i) for i in range(period))
+    return [found.get(day, Day(day=day)) for day in every_day]
+
+
+def _summary(questions: QuerySet[Question]) -> Summary:
+    row = questions.aggregate(
+        total=Count("id"), answered=Count("id", filter=_ANSWERED), refused=Count("id", filter=_REFUSED),
+        avg_trust=Avg("trust_score", filter=_ANSWERED), avg_latency_ms=Avg("latency_ms", filter=Q(latency_ms__gt=0)),
+        feedback_up=Count("id", filter=Q(feedback=1)), feedback_down=Count("id", filter=Q(feedback=-1)),
+        cost_usd=Sum("cost_usd"),
+    )
+    row["cost_usd"] = Decimal(row["cost_usd"] or 0)
+    return Summary(**row)
+
+
+def _channels(questions: QuerySet[Question]) -> list[tuple[str, int]]:
+    rows = questions.values("channel").annotate(n=Count("id")).order_by("-n", "channel")
+    labels = dict(Channel.choices)
+    return [(labels.get(row["channel"], row["channel"]), row["n"]) for row in rows]
+
+
+def _reference_key(reference: dict[str, Any]) -> SourceKey | None:
+    """Group by source id; references written before ids were recorded group by link, else title."""
+    source_id = reference.get("source_id")
+    if isinstance(source_id, int) and not isinstance(source_id, bool):
+        return ("id", source_id)
+    for field in ("link", "title"):
+        value = reference.get(field)
+        if isinstance(value, str) and value.strip():
+            return (field, value.strip())
+    return None
+
+
+def _citation_counts(questions: QuerySet[Question]) -> tuple[Counter[SourceKey], dict[SourceKey, dict[str, Any]]]:
+    """Answers citing each source (a source cited twice in one answer counts once), streamed in one query."""
+    counts: Counter[SourceKey] = Counter()
+    seen_as: dict[SourceKey, dict[str, Any]] = {}
+    for references in questions.values_list("references", flat=True).iterator(chunk_size=2000):
+        if not isinstance(references, list):
+            continue
+        keys = {}
+        for reference in references:
+            if isinstance(reference, dict) and (key := _reference_key(reference)) is not None:
+                keys.setdefault(key, reference)
+        counts.update(keys.keys())
+        for key, reference in keys.items():
+            seen_as.setdefault(key, reference)
+    return counts, seen_as
+
+
+def _safe_link(link: object) -> str:
+    """Only http(s) and site-relative links: references are stored data, and a javascript: URL must not be a link."""
+    text = str(link or "").strip()
+    return text if text.startswith(("https://", "http://", "/")) and not text.startswith("//") else ""
+
+
+def _source_link(row: dict[str, Any]) -> str:
+    if row["url"]:
+        return _safe_link(row["url"])
+    if row["kind"] == SourceKind.PDF and row["file"]:
+        return reverse("answering:source-file", args=[row["pk"]])
+    return ""
+
+
+def _top_sources(guru: Guru, questions: QuerySet[Question]) -> list[CitedSource]:
+    counts, seen_as = _citation_counts(questions)
+    top = sorted(counts.items(), key=lambda item: (-item[1], str(item[0])))[:TOP_SOURCES]
+    ids = [key[1] for key, _ in top if key[0] == "id"]
+    rows = {row["pk"]: row for row in DataSource.objects.filter(guru=guru, pk__in=ids).values(
+        "pk", "title", "url", "file", "kind")} if ids else {}
+    result = []
+    for key, count in top:
+        reference = seen_as[key]
+        fallback_title = str(reference.get("title") or reference.get("link") or "Untitled source")
+        row = rows.get(key[1]) if key[0] == "id" else None
+        if row is None:
+            result.append(CitedSource(source_id=key[1] if key[0] == "id" else None, title=fallback_title,
+                                      link=_safe_link(reference.get("link")), count=count, deleted=key[0] == "id"))
+            continue
+        title = row["title"] or row["url"] or str(row["file"]).rsplit("/", 1)[-1] or fallback_title
+        result.append(CitedSource(source_id=row["pk"], title=title, link=_source_link(row), count=count))
+    return result
+
+
+def guru_analytics(*, guru: Guru, period: int) -> GuruAnalytics:
+    """Everything the analytics page shows for the last `period` days, today included (five queries at most)."""
+    end = timezone.localdate()
+    start = end - timedelta(days=period - 1)
+    questions = _period_questions(guru, start)
+    return GuruAnalytics(period=period, start=start, end=end, days=_days(questions, start, period),
+                         summary=_summary(questions), channels=_channels(questions),
+                         top_sources=_top_sources(guru, questions))

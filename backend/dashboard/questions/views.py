@@ -1,0 +1,55 @@
+"""Dashboard pages of a guru's questions: the searchable list, one question in full, the unanswered gaps."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from backend.answering.selectors import thresholds_for
+from backend.dashboard.access import guru_view
+from backend.dashboard.questions.forms import QuestionFilterForm
+from backend.dashboard.questions.gaps import DEFAULT_SIMILARITY, gap_report
+from backend.dashboard.questions.selectors import (
+    question_detail,
+    question_page,
+    reference_rows,
+    session_turns,
+    timing_rows,
+    trust_level,
+    usage_rows,
+)
+from backend.gurus.models import Guru
+
+
+@guru_view
+@require_GET
+def question_list_view(request: HttpRequest, guru: Guru) -> HttpResponse:
+    form = QuestionFilterForm(request.GET)
+    filters = form.filters()
+    _, threshold = thresholds_for(guru)
+    page, rows = question_page(guru=guru, filters=filters, page=request.GET.get("page"), threshold=threshold)
+    return render(request, "dashboard/questions/list.html", {
+        "guru": guru, "form": form, "filtered": bool(filters), "page": page, "rows": rows,
+        "threshold": round(threshold * 100)})
+
+
+@guru_view
+@require_GET
+def question_detail_view(request: HttpRequest, guru: Guru, question_id: int) -> HttpResponse:
+    question = question_detail(guru=guru, question_id=question_id)
+    _, threshold = thresholds_for(guru)
+    references = reference_rows(question)
+    return render(request, "dashboard/questions/detail.html", {
+        "guru": guru, "question": question, "trust_level": trust_level(question, threshold),
+        "threshold": round(threshold * 100), "references": references,
+        "timings": timing_rows(question), "usage": usage_rows(question), "turns": session_turns(question),
+        "cache_hit": bool(isinstance(question.timings, dict) and question.timings.get("cache_hit")),
+        "citations": [r["n"] for r in references if isinstance(r["n"], int)]})
+
+
+@guru_view
+@require_GET
+def unanswered_view(request: HttpRequest, guru: Guru) -> HttpResponse:
+    report = gap_report(guru, similarity=request.GET.get("similarity", DEFAULT_SIMILARITY))
+    return render(request, "dashboard/questions/unanswered.html", {"guru": guru, "report": report})

@@ -1,0 +1,91 @@
+"""The analytics and settings pages in Chromium: charts drawn as inline SVG, no console errors, screenshots."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+
+from backend.answering.models import Channel, Question
+from backend.gurus.models import Guru
+from tests.factories import DataSourceFactory, GuruFactory, UserFactory
+from tests.support.browser import playwright_sync_api, save_screenshot
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Page
+
+expect = playwright_sync_api().expect  # without the package: a loud skip, or a failure under CI=true
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+CHANNELS = [Channel.WEB, Channel.WEB, Channel.API, Channel.WIDGET, Channel.SLACK]
+
+
+def _log_in(page: Page, base_url: str, user: Any) -> None:
+    client = Client()
+    client.force_login(user)
+    page.context.add_cookies([{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": base_url}])
+
+
+def _questions(guru: Guru) -> None:
+    """A month of varied traffic (some quiet days) citing a few sources, one with a hostile title."""
+    titles = ["Retrying tasks", "Choosing a broker", "Periodic tasks with beat", "<script>alert(1)</script>"]
+    sources = [DataSourceFactory(guru=guru, title=title) for title in titles]
+    noon = timezone.localtime().replace(hour=12, minute=0, second=0, microsecond=0)
+    for day in range(30):
+        count = 0 if day in (5, 6, 12) else 3 + (day * 7) % 11
+        rows = [
+            Question(guru=guru, user_question="q", question="q", slug=f"q-{day}-{i}", content="a",
+                     out_of_context=(i + day) % 5 == 0, trust_score=0.45 + ((i * 3 + day) % 10) / 20,
+                     latency_ms=900 + 37 * i, channel=CHANNELS[(i + day) % 5], feedback=[1, None, -1, None][i % 4],
+                     references=[{"n": 1, "source_id": sources[(i * day) % 4 if i % 3 else 0].pk}])
+            for i in range(count)
+        ]
+        created = Question.objects.bulk_create(rows)
+        Question.objects.filter(pk__in=[q.pk for q in created]).update(created_at=noon - timedelta(days=day))
+
+
+def test_analytics_page_draws_its_charts(page: Page, asgi_live_server: str, page_errors: list[str]) -> None:
+    user = UserFactory(username="ana")
+    guru = GuruFactory(slug="celery", name="Celery")
+    guru.maintainers.add(user)
+    _questions(guru)
+    _log_in(page, asgi_live_server, user)
+
+    page.goto(f"{asgi_live_server}/dashboard/g/celery/analytics/")
+    charts = page.locator("svg.chart[role=img]")
+    expect(charts).to_have_count(5)
+    for index in range(5):
+        expect(charts.nth(index)).to_be_visible()
+        assert charts.nth(index).bounding_box()["height"] > 100  # type: ignore[index]
+    expect(page.locator("#chart-per-day rect, svg.chart-bars rect").first).to_be_visible()
+    assert page.locator("svg.chart-bars").first.locator("rect").count() == 27  # 30 days, 3 of them quiet
+    expect(page.get_by_text("<script>alert(1)</script>").first).to_be_visible()  # shown as text, not run
+    save_screenshot(page, "dashboard-analytics-30-days")
+
+    page.get_by_role("link", name="7 days").click()
+    expect(page.get_by_role("img", name="Questions per day, last 7 days")).to_be_visible()
+    save_screenshot(page, "dashboard-analytics-7-days")
+    assert page_errors == []
+
+
+def test_settings_pages_render(page: Page, asgi_live_server: str, page_errors: list[str]) -> None:
+    user = UserFactory(username="root", is_staff=True)
+    guru = GuruFactory(slug="celery", name="Celery")
+    guru.maintainers.add(user)
+    _log_in(page, asgi_live_server, user)
+
+    page.goto(f"{asgi_live_server}/dashboard/g/celery/settings/")
+    page.get_by_label("Trust score threshold").fill("1.5")
+    page.get_by_role("button", name="Save").click()
+    expect(page.locator(".errorlist")).to_contain_text("less than or equal to 1")
+    save_screenshot(page, "dashboard-settings-guru")
+
+    page.goto(f"{asgi_live_server}/dashboard/settings/")
+    page.get_by_label("Chunk size (tokens)").fill("200")
+    page.get_by_role("button", name="Save").click()
+    expect(page.locator(".message.warning")).to_contain_text("Split sizes changed")
+    save_screenshot(page, "dashboard-settings-instance")
+    assert page_errors == []

@@ -19,6 +19,7 @@ from backend.answering.services import AskRequest, answer_stream
 from backend.answering.streaming import sse_body
 from backend.core.errors import NotFound
 from backend.core.ratelimit import client_ip, hit
+from backend.gurus.icons import guru_icon_src
 from backend.gurus.models import Guru
 from backend.pipeline.llm_types import CancelToken
 from backend.pipeline.understanding import MAX_QUESTION_CHARS
@@ -45,7 +46,8 @@ def guru_page(request: HttpRequest, slug: str) -> HttpResponse:
         .exclude(content="").order_by("-created_at").values_list("question", flat=True).distinct()[:4]
     )
     return render(request, "guru/page.html", {"guru": guru, "ask_url": f"/g/{guru.slug}/ask/",
-                                              "feedback_url": f"/g/{guru.slug}/feedback/", "examples": examples})
+                                              "feedback_url": f"/g/{guru.slug}/feedback/", "examples": examples,
+                                              "icon_src": guru_icon_src(guru)})
 
 
 @require_GET

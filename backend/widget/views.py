@@ -21,6 +21,7 @@ from backend.answering.models import Channel, Question
 from backend.answering.services import AskRequest, answer_stream
 from backend.answering.streaming import sse_body
 from backend.api.views.answers import answer_json
+from backend.gurus.icons import guru_icon_src
 from backend.pipeline.llm_types import CancelToken
 from backend.pipeline.understanding import MAX_QUESTION_CHARS
 from backend.widget.models import WidgetId
@@ -183,7 +184,7 @@ async def guru(request: HttpRequest, widget: WidgetId) -> HttpResponse:
     """The guru's visuals and name, for options the embed snippet leaves out."""
     g = widget.guru
     return JsonResponse({"slug": g.slug, "name": g.name, "colors": {"base_color": g.base_color},
-                         "icon_url": g.icon_url, "intro_text": g.intro_text, "domain": g.domain_knowledge})
+                         "icon_url": guru_icon_src(g), "intro_text": g.intro_text, "domain": g.domain_knowledge})
 
 
 @widget_endpoint("POST")

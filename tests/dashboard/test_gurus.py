@@ -170,6 +170,14 @@ def test_an_uploaded_icon_is_stored_served_and_replaced(client: Client, maintain
     assert guru.icon.name != first and not guru.icon.storage.exists(first)
     assert client.get(src).status_code == 404  # the old version's URL is gone
 
+    src = client.get("/dashboard/g/iconic/").context["icon_src"]
+    assert f'src="{src}"' in client.get("/g/iconic/").content.decode()  # the public page shows it
+    from backend.api.services import api_key_create
+
+    key = api_key_create(user=maintainer, name="t", guru=guru).raw
+    listed = client.get("/api/v1/gurus/", HTTP_X_API_KEY=key).json()["results"][0]
+    assert listed["icon_url"] == f"http://testserver{src}"  # absolute: API clients live elsewhere
+
     client.post("/dashboard/g/iconic/", {**NEW_GURU, "slug": "iconic", "remove_icon": "on"})
     guru.refresh_from_db()
     assert not guru.icon

@@ -14,6 +14,7 @@ from rest_framework.views import APIView
 from backend.api.auth import guru_for
 from backend.api.models import APIKey
 from backend.api.schema import JSONParser, Pagination, errors
+from backend.gurus.icons import guru_icon_src
 from backend.gurus.models import SLUG_PATTERN, Guru
 from backend.gurus.selectors import guru_collection_report, guru_list_for_user
 from backend.gurus.services import guru_create, guru_update
@@ -29,7 +30,7 @@ class GuruOutputSerializer(serializers.Serializer):
     domain_knowledge = serializers.CharField()
     intro_text = serializers.CharField()
     base_color = serializers.CharField()
-    icon_url = serializers.CharField()
+    icon_url = serializers.SerializerMethodField()
     language = serializers.CharField()
     private = serializers.BooleanField()
     active = serializers.BooleanField()
@@ -38,6 +39,12 @@ class GuruOutputSerializer(serializers.Serializer):
 
     class Meta:
         ref_name = "Guru"
+
+    def get_icon_url(self, guru: Guru) -> str:
+        """The uploaded icon as an absolute URL (clients live elsewhere), else the icon URL given."""
+        src = guru_icon_src(guru)
+        request = self.context.get("request")
+        return request.build_absolute_uri(src) if src.startswith("/") and request is not None else src
 
 
 class GuruInputSerializer(serializers.Serializer):
@@ -101,7 +108,8 @@ class GuruListCreateApi(APIView):
             gurus = gurus.filter(pk=key.guru_id)  # a guru-scoped key sees only its guru
         paginator = Pagination()
         page = paginator.paginate_queryset(gurus, request, view=self)
-        return paginator.get_paginated_response(GuruOutputSerializer(page, many=True).data)
+        rows = GuruOutputSerializer(page, many=True, context={"request": request}).data
+        return paginator.get_paginated_response(rows)
 
     @extend_schema(operation_id="gurus_create", summary="Create a guru", tags=["gurus"],
                    request=GuruInputSerializer,
@@ -113,7 +121,7 @@ class GuruListCreateApi(APIView):
         serializer = GuruInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         guru = guru_create(user=request.user, **serializer.validated_data)
-        return Response(GuruOutputSerializer(guru).data, status=201)
+        return Response(GuruOutputSerializer(guru, context={"request": request}).data, status=201)
 
 
 class GuruDetailApi(APIView):
@@ -122,7 +130,7 @@ class GuruDetailApi(APIView):
     parser_classes = [JSONParser]
 
     @staticmethod
-    def _detail(guru: Guru) -> dict[str, Any]:
+    def _detail(guru: Guru, request: Request) -> dict[str, Any]:
         report = guru_collection_report(guru=guru)
         collection = {
             "name": report.record.name if report.record else report.expected_name,
@@ -132,13 +140,13 @@ class GuruDetailApi(APIView):
             "chunk_count": report.info.row_count if report.info else None,
             "embedder": report.embedder_id,
         }
-        return {**GuruOutputSerializer(guru).data, "sources": source_status_counts(guru=guru),
-                "collection": CollectionSerializer(collection).data}
+        return {**GuruOutputSerializer(guru, context={"request": request}).data,
+                "sources": source_status_counts(guru=guru), "collection": CollectionSerializer(collection).data}
 
     @extend_schema(operation_id="gurus_retrieve", summary="Get a guru", tags=["gurus"],
                    responses={200: GuruDetailSerializer, **errors(401, 403, 404, 429)})
     def get(self, request: Request, slug: str) -> Response:
-        return Response(self._detail(guru_for(request, slug)))
+        return Response(self._detail(guru_for(request, slug), request))
 
     @extend_schema(operation_id="gurus_update", summary="Edit a guru", tags=["gurus"],
                    request=GuruUpdateSerializer,
@@ -148,4 +156,4 @@ class GuruDetailApi(APIView):
         serializer = GuruUpdateSerializer(data=request.data, partial=True)
         serializer.is_valid(raise_exception=True)
         guru = guru_update(guru=guru, **serializer.validated_data)
-        return Response(self._detail(guru))
+        return Response(self._detail(guru, request))

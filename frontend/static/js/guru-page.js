@@ -213,38 +213,6 @@
       this.settle();
     }
 
-    /** Thumbs up/down under a finished answer; `send(turn, value)` stores the vote (value null clears it). */
-    showFeedback(send) {
-      if (this.questionId === null || !this.sessionId) return;
-      const choices = [[1, "👍", "Yes", "Helpful"], [-1, "👎", "No", "Not helpful"]];
-      const buttons = choices.map(([value, symbol, word, name]) => {
-        const button = el("button", "vote");
-        button.append(el("span", "vote-symbol", symbol), " " + word);
-        button.type = "button";
-        button.dataset.vote = String(value);
-        button.title = name;
-        button.setAttribute("aria-label", name);
-        button.setAttribute("aria-pressed", "false");
-        button.addEventListener("click", () => send(this, this.vote === value ? null : value));
-        return button;
-      });
-      this.feedbackStatus = el("span", "feedback-status");
-      this.feedbackStatus.setAttribute("role", "status");
-      this.feedbackEl.setAttribute("role", "group");
-      this.feedbackEl.setAttribute("aria-label", "Rate this answer");
-      this.feedbackEl.replaceChildren(el("span", "feedback-label", "Was this helpful?"), ...buttons,
-        this.feedbackStatus);
-      this.feedbackEl.hidden = false;
-    }
-
-    setVote(value, message) {
-      this.vote = value;
-      for (const button of this.feedbackEl.querySelectorAll("button.vote")) {
-        button.setAttribute("aria-pressed", String(Number(button.dataset.vote) === value));
-      }
-      this.feedbackStatus.textContent = message;
-    }
-
     fail(message) {
       this.failed = true;
       this.notice(message, "error");
@@ -404,7 +372,9 @@
         if (typeof data.text === "string") turn.appendText(data.text);
       } else if (name === "done") {
         turn.finish(data);
-        if (this.feedbackUrl) turn.showFeedback((target, value) => this.sendVote(target, value));
+        if (this.feedbackUrl && window.OpenGuruFeedback) {
+          window.OpenGuruFeedback.show(turn, this.feedbackUrl, csrfToken(this.form));
+        }
       } else if (name === "error") {
         this.onStreamError(turn, data);
       }
@@ -418,30 +388,6 @@
         return;
       }
       turn.fail(errorText(data));
-    }
-
-    async sendVote(turn, value) {
-      const buttons = turn.feedbackEl.querySelectorAll("button.vote");
-      buttons.forEach((button) => { button.disabled = true; });
-      let message = "Your vote could not be saved. Please try again.";
-      try {
-        const response = await fetch(this.feedbackUrl, {
-          method: "POST",
-          credentials: "same-origin",
-          headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken(this.form) },
-          body: JSON.stringify({ question_id: turn.questionId, session_id: turn.sessionId, feedback: value }),
-        });
-        if (response.ok) {
-          turn.setVote(value, value === null ? "Vote removed." : "Thanks for your feedback!");
-          return;
-        }
-        if (response.status === 429) message = "Too many votes right now. Please wait a moment.";
-      } catch (_error) {
-        message = ERROR_MESSAGES.network;
-      } finally {
-        buttons.forEach((button) => { button.disabled = false; });
-      }
-      turn.setVote(turn.vote, message);
     }
 
     async httpError(response, turn) {

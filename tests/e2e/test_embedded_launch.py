@@ -112,13 +112,14 @@ def test_new_user_journey(product: Product) -> None:
     browser = Browser(product.url)
     assert "Log in" in browser.get("/")
     home = browser.submit("/accounts/login/", {"username": product.username, "password": product.password})
-    assert "Your gurus" in home
+    assert "All gurus" in home  # the first account is the administrator
 
-    browser.submit("/admin/gurus/guru/add/", {
+    browser.submit("/dashboard/gurus/new/", {
         "slug": "celery-guru", "name": "Celery Guru", "domain_knowledge": "Celery task queue",
-        "base_color": "#1f6feb", "language": "en", "active": "on", "_save": "Save",
+        "base_color": "#1f6feb", "language": "en", "active": "on",
     })
-    _eventually(lambda: "guru_celery_guru" in browser.get("/") and "ready" in browser.get("/"), "collection")
+    _eventually(lambda: 'class="badge ok">ready<' in browser.get("/"), "collection")
+    assert "guru_celery_guru" in browser.get("/dashboard/g/celery-guru/settings/")
     assert re.search(r"celery-guru\s+guru_celery_guru\s+384\s+0\s+ok", _collections(product))
 
     # The worker process indexes with the real local embedder while the command watches progress.

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -42,6 +43,7 @@ from backend.pipeline.answer_types import (
 from backend.pipeline.contexts import Context, select_trusted
 from backend.pipeline.errors import ServiceError
 from backend.pipeline.llm_types import CancelToken, TextDelta, Usage
+from backend.pipeline.pricing import parse_prices, usage_cost
 from backend.pipeline.understanding import normalise_question, understand_by_rules
 from backend.retrieval.services import retrieve
 
@@ -237,7 +239,8 @@ class AnswerFlow:
         self.timings["total_ms"] = int((time.perf_counter() - self.started) * 1000)
         Question.objects.filter(pk=question.pk).update(
             content=content, references=references, trust_score=trust, out_of_context=out_of_context,
-            usage=self.usage, timings=self.timings, latency_ms=self.timings["total_ms"], updated_at=timezone.now())
+            usage=self.usage, timings=self.timings, latency_ms=self.timings["total_ms"], updated_at=timezone.now(),
+            cost_usd=usage_cost(self.usage, parse_prices(settings.OPENGURU_MODEL_PRICES)))
         Binge.objects.filter(pk=question.binge_id).update(last_used_at=timezone.now())
         return AnswerEvent(EventKind.DONE, {
             "question_id": question.pk, "trust_score": trust, "references": references,

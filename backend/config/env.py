@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -38,6 +39,17 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if not raw:
         return list(default)
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def env_json(name: str, default: object) -> object:
+    """A JSON variable; malformed JSON fails fast with the variable's name."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        return json.loads(raw)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name} must be JSON: {exc}") from exc
 
 
 def env_path(name: str, default: Path) -> Path:

@@ -77,7 +77,9 @@ def session_turns(question: Question) -> list[Question]:
     """The conversation the question belongs to, oldest first (empty for a single-turn session)."""
     if question.binge_id is None:
         return []
-    turns = list(Question.objects.filter(binge_id=question.binge_id, guru_id=question.guru_id)
+    # A conversation never spans gurus; filtering on the binge alone lets the database use its index
+    # instead of scanning the guru's questions by date.
+    turns = list(Question.objects.filter(binge_id=question.binge_id)
                  .only("id", "question", "created_at", "out_of_context", "trust_score", "feedback")
                  .order_by("created_at", "id")[:MAX_SESSION_TURNS])
     return turns if len(turns) > 1 else []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from decimal import Decimal
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -152,3 +153,17 @@ def test_when_the_llm_fails_the_client_gets_an_error_event(corpus_guru: Guru, wi
     with_llm.script.push(*[ScriptedReply(status=401)] * 3)
     stream = ask(corpus_guru, "How do I retry a task?")
     assert stream[-1].kind is EventKind.ERROR and stream[-1].data["code"] == "model_unavailable"
+
+
+def test_the_answer_records_its_cost_from_the_token_counts(
+    corpus_guru: Guru, with_llm: OpenAIFakeServer, settings: SettingsWrapper
+) -> None:
+    settings.OPENGURU_MODEL_PRICES = {FAKE_CHAT_MODEL: {"input": 1.0, "output": 2.0}}  # USD per million tokens
+    with_llm.script.push(
+        ScriptedReply(json={"grades": [{"id": i, "score": 0.9} for i in range(10)]}, prompt_tokens=1000,
+                      completion_tokens=50),
+        ScriptedReply(text="Call self.retry() [1].", prompt_tokens=3000, completion_tokens=200),
+    )
+    done = by_kind(ask(corpus_guru, "How do I retry a task?"), EventKind.DONE)[0]
+    # (1000 + 3000) × 1 + (50 + 200) × 2 = 4500 per million tokens
+    assert Question.objects.get(pk=done["question_id"]).cost_usd == Decimal("0.004500")

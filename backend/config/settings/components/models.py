@@ -10,7 +10,10 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from backend.config.env import env_int, env_str
+from django.core.exceptions import ImproperlyConfigured
+
+from backend.config.env import env_int, env_json, env_str
+from backend.pipeline.pricing import parse_prices
 
 DEFAULT_CHAT_MODELS = {"openai": "gpt-4o-mini", "gemini": "gemini-2.5-flash", "offline": "offline-extractive"}
 DEFAULT_EMBEDDING_MODELS = {"openai": ("text-embedding-3-small", 1536), "gemini": ("gemini-embedding-001", 768)}
@@ -72,3 +75,25 @@ OPENGURU_MAX_PDF_BYTES = env_int("OPENGURU_MAX_PDF_BYTES", 100 * 1024 * 1024)
 # Questions per minute per client IP on the public guru page (0 = unlimited).
 OPENGURU_WEB_RATE_LIMIT = env_int("OPENGURU_WEB_RATE_LIMIT", 20)
 OPENGURU_FEEDBACK_RATE_LIMIT = env_int("OPENGURU_FEEDBACK_RATE_LIMIT", 30)  # votes per minute per IP
+
+# USD per million tokens as the providers listed them in 2025, for the cost shown per question;
+# OPENGURU_MODEL_PRICES='{"my-model": {"input": 1.0, "output": 2.0}}' adds or overrides entries.
+DEFAULT_MODEL_PRICES: dict[str, dict[str, float]] = {
+    "gpt-4o-mini": {"input": 0.15, "output": 0.60, "cached_input": 0.075},
+    "gpt-4o": {"input": 2.50, "output": 10.00, "cached_input": 1.25},
+    "gpt-4.1": {"input": 2.00, "output": 8.00, "cached_input": 0.50},
+    "gpt-4.1-mini": {"input": 0.40, "output": 1.60, "cached_input": 0.10},
+    "gpt-4.1-nano": {"input": 0.10, "output": 0.40, "cached_input": 0.025},
+    "gemini-2.5-pro": {"input": 1.25, "output": 10.00, "cached_input": 0.31},
+    "gemini-2.5-flash": {"input": 0.30, "output": 2.50, "cached_input": 0.075},
+    "gemini-2.5-flash-lite": {"input": 0.10, "output": 0.40, "cached_input": 0.025},
+    "gemini-2.0-flash": {"input": 0.10, "output": 0.40, "cached_input": 0.025},
+}
+_PRICES = env_json("OPENGURU_MODEL_PRICES", {})
+if not isinstance(_PRICES, dict):
+    raise ImproperlyConfigured("OPENGURU_MODEL_PRICES must be a JSON object of model id -> prices")
+OPENGURU_MODEL_PRICES = {**DEFAULT_MODEL_PRICES, **_PRICES}
+try:
+    parse_prices(OPENGURU_MODEL_PRICES)
+except ValueError as exc:
+    raise ImproperlyConfigured(f"OPENGURU_MODEL_PRICES: {exc}") from exc

@@ -364,3 +364,21 @@ def test_the_file_link_is_404_for_a_source_without_a_file(client: Client, guru: 
     source = DataSourceFactory(guru=guru)
     assert client.get(url("source-file", guru, source_id=source.pk)).status_code == 404
     assert client.get(url("source-file", guru, source_id=999999)).status_code == 404
+
+
+@pytest.mark.parametrize(("status", "kind", "done", "total", "eta", "text"), [
+    ("PENDING", "WEBSITE", 0, 0, None, "queued for a worker"),
+    ("PROCESSING", "WEBSITE", 0, 0, None, "finding pages…"),
+    ("PROCESSING", "PDF", 0, 0, None, "starting…"),
+    ("PROCESSING", "PDF", 0, 10, None, "measuring speed…"),
+    ("PROCESSING", "PDF", 4, 10, 90, "~2 min left"),
+    ("INDEXED", "PDF", 10, 10, None, ""),
+])
+def test_an_active_run_always_says_what_it_is_doing(
+    status: str, kind: str, done: int, total: int, eta: int | None, text: str
+) -> None:
+    from backend.dashboard.sources.selectors import activity_text
+    from backend.sources.models import DataSource
+
+    source = DataSource(status=status, kind=kind, progress_done=done, progress_total=total)
+    assert activity_text(source, eta) == text

@@ -12,7 +12,7 @@ from django.utils import timezone
 from django.utils.timesince import timesince
 
 from backend.gurus.models import Guru
-from backend.sources.models import DataSource, SourceStatus
+from backend.sources.models import DataSource, SourceKind, SourceStatus
 from backend.sources.selectors import MAX_ID, source_eta_seconds, source_list
 
 PAGE_SIZE = 50
@@ -37,6 +37,18 @@ def eta_text(seconds: int | None) -> str:
     return f"~{minutes // 60} h {minutes % 60} min left"
 
 
+def activity_text(source: DataSource, eta: int | None) -> str:
+    """What an active run is doing when no ETA can be given yet, else the ETA; empty when idle."""
+    if source.status == SourceStatus.PENDING:
+        return "queued for a worker"
+    if source.status != SourceStatus.PROCESSING:
+        return ""
+    if source.progress_total <= 0:
+        # Sitemaps, crawls and playlists are discovered before the first page is counted.
+        return "finding pages…" if source.kind in (SourceKind.WEBSITE, SourceKind.YOUTUBE) else "starting…"
+    return eta_text(eta) or "measuring speed…"
+
+
 def progress_percent(source: DataSource) -> int:
     """How far the current run is, 0–100; an indexed source is complete even if its run reported no total."""
     if source.status == SourceStatus.INDEXED:
@@ -58,7 +70,7 @@ def _decorate(source: DataSource, now: datetime) -> DataSource:
     source.is_active = source.status in ACTIVE  # type: ignore[attr-defined]
     source.percent = progress_percent(source)  # type: ignore[attr-defined]
     source.eta_seconds = eta  # type: ignore[attr-defined]
-    source.eta_text = eta_text(eta)  # type: ignore[attr-defined]
+    source.eta_text = activity_text(source, eta)  # type: ignore[attr-defined]
     source.badge = STATUS_BADGES.get(source.status, "")  # type: ignore[attr-defined]
     source.last_indexed_text = last_indexed_text(source.last_indexed_at, now)  # type: ignore[attr-defined]
     return source

@@ -34,20 +34,6 @@ def ask(guru: Guru, days_ago: int, *, answered: bool = True, refused: bool = Fal
 
 
 @pytest.fixture
-def maintainer(client: Client) -> Any:
-    user = UserFactory(username="ana")
-    client.force_login(user)
-    return user
-
-
-@pytest.fixture
-def guru(maintainer: Any) -> Guru:
-    guru = GuruFactory(slug="celery", name="Celery")
-    guru.maintainers.add(maintainer)
-    return guru
-
-
-@pytest.fixture
 def dataset(guru: Guru) -> dict[str, Any]:
     """Five questions in the last 7 days, one older, and one of another guru."""
     docs = DataSourceFactory(guru=guru, title="Retrying tasks", url="https://docs.example.com/retry")

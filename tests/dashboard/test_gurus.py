@@ -24,13 +24,6 @@ NEW_GURU = {"name": "Celery Guru", "slug": "celery", "domain_knowledge": "Celery
             "active": "on"}
 
 
-@pytest.fixture
-def maintainer(client: Client) -> Any:
-    user = UserFactory(username="ana")
-    client.force_login(user)
-    return user
-
-
 def test_anonymous_visitors_are_redirected_to_login(client: Client) -> None:
     guru = GuruFactory()
     for url in ["/", "/dashboard/gurus/new/", f"/dashboard/g/{guru.slug}/", f"/dashboard/g/{guru.slug}/delete/"]:

@@ -33,20 +33,6 @@ def _fresh_cache() -> None:
 
 
 @pytest.fixture
-def maintainer(client: Client) -> Any:
-    user = UserFactory(username="ana")
-    client.force_login(user)
-    return user
-
-
-@pytest.fixture
-def guru(maintainer: Any) -> Guru:
-    guru: Guru = GuruFactory(slug="celery", name="Celery Guru")
-    guru.maintainers.add(maintainer)
-    return guru
-
-
-@pytest.fixture
 def other_guru() -> Guru:
     guru: Guru = GuruFactory(slug="django", name="Django Guru")
     guru.maintainers.add(UserFactory(username="bo"))

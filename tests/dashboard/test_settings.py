@@ -32,20 +32,6 @@ INSTANCE = {"rerank_threshold": "0.1", "trust_score_threshold": "0.5", "chunk_si
 
 
 @pytest.fixture
-def maintainer(client: Client) -> Any:
-    user = UserFactory(username="ana")
-    client.force_login(user)
-    return user
-
-
-@pytest.fixture
-def guru(maintainer: Any) -> Guru:
-    guru = GuruFactory(slug="celery", name="Celery")
-    guru.maintainers.add(maintainer)
-    return guru
-
-
-@pytest.fixture
 def staff(client: Client) -> Any:
     user = UserFactory(username="root", is_staff=True)
     client.force_login(user)

@@ -15,8 +15,8 @@ MAX_ORIGIN_LINE = 300
 class APIKeyForm(forms.Form):
     name = forms.CharField(max_length=100, help_text="Where the key is used, e.g. “CI docs bot”.")
     scope = forms.ChoiceField(
-        choices=[(SCOPE_GURU, "Only this guru"), (SCOPE_ALL, "All the gurus I maintain")], initial=SCOPE_GURU,
-        widget=forms.RadioSelect)
+        label="Works for", choices=[(SCOPE_GURU, "Only this guru"), (SCOPE_ALL, "All the gurus I maintain")],
+        initial=SCOPE_GURU, widget=forms.RadioSelect)
     rate_limit_per_minute = forms.IntegerField(
         label="Requests per minute", min_value=1, max_value=10_000, initial=60,
         help_text="Past this the API answers 429 with Retry-After.")

@@ -36,6 +36,11 @@ class GuruForm(forms.ModelForm):
         widgets = {"domain_knowledge": forms.Textarea(attrs={"rows": 2}),
                    "intro_text": forms.Textarea(attrs={"rows": 3})}
 
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        if not self.instance.icon:
+            del self.fields["remove_icon"]  # nothing uploaded to remove
+
     def clean_icon_url(self) -> str:
         url = self.cleaned_data["icon_url"].strip()
         if url and not url.startswith("https://"):

@@ -68,14 +68,24 @@ def _error(code: str, detail: str, status: int, **headers: str) -> JsonResponse:
     return response
 
 
-def _parse(request: HttpRequest) -> dict[str, Any] | JsonResponse:
+def _json_object(request: HttpRequest) -> dict[str, Any] | JsonResponse:
+    """The request's JSON object body, or the error response to send instead."""
     if len(request.body) > MAX_BODY_BYTES:
         return _error("too_large", "The request body is too large.", 413)
     try:
         data = json.loads(request.body or b"{}")
     except json.JSONDecodeError:
         return _error("invalid_json", "The body must be JSON.", 400)
-    question = data.get("question") if isinstance(data, dict) else None
+    if not isinstance(data, dict):
+        return _error("invalid_json", "The body must be a JSON object.", 400)
+    return data
+
+
+def _parse(request: HttpRequest) -> dict[str, Any] | JsonResponse:
+    data = _json_object(request)
+    if isinstance(data, JsonResponse):
+        return data
+    question = data.get("question")
     if not isinstance(question, str) or not question.strip():
         return _error("invalid_question", "Send a non-empty `question` string.", 400)
     if len(question) > MAX_QUESTION_CHARS:
@@ -108,14 +118,9 @@ async def guru_ask(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def _parse_feedback(request: HttpRequest) -> tuple[int, str, int | None] | JsonResponse:
-    if len(request.body) > MAX_BODY_BYTES:
-        return _error("too_large", "The request body is too large.", 413)
-    try:
-        data = json.loads(request.body or b"{}")
-    except json.JSONDecodeError:
-        return _error("invalid_json", "The body must be JSON.", 400)
-    if not isinstance(data, dict):
-        return _error("invalid_json", "The body must be a JSON object.", 400)
+    data = _json_object(request)
+    if isinstance(data, JsonResponse):
+        return data
     question_id, session_id = data.get("question_id"), data.get("session_id")
     if not isinstance(question_id, int) or isinstance(question_id, bool) or question_id < 1:
         return _error("invalid_question", "Send the answer's `question_id`.", 400)

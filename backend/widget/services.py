@@ -5,12 +5,15 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
+from django.conf import settings
 from django.core.exceptions import DisallowedHost
 from django.db import transaction
 from django.db.models import Q
 from django.http import HttpRequest
 
+from backend.answering.feedback import feedback_set, parse_feedback, session_question
 from backend.answering.models import Binge, Channel, Question
+from backend.core.errors import NotFound
 from backend.core.ratelimit import client_ip, hit
 from backend.gurus.models import Guru
 from backend.pipeline.understanding import normalise_question
@@ -153,6 +156,44 @@ def existing_answer(guru: Guru, question: str, binge_id: str | None) -> Question
     if latest is None:
         raise WidgetError(404, "not_found", "No answer to this question yet; ask it first.")
     return latest
+
+
+@dataclass(frozen=True)
+class Vote:
+    """A visitor's thumbs up (1), down (-1) or cleared vote (None) on one answer of a conversation."""
+
+    question_id: int
+    session_id: str
+    value: int | None
+
+
+def parse_vote(data: dict[str, object]) -> Vote:
+    """`{question_id, session_id, feedback}` from a widget, or 400 naming the bad field."""
+    question_id, session_id = data.get("question_id"), data.get("session_id")
+    if not isinstance(question_id, int) or isinstance(question_id, bool) or question_id < 1:
+        raise WidgetError(400, "invalid_question", "Send the answer's `question_id`.")
+    if not isinstance(session_id, str) or not session_id or len(session_id) > 64:
+        raise WidgetError(400, "invalid_session", "Send the conversation's `session_id`.")
+    try:
+        value = parse_feedback(data.get("feedback"))
+    except ValueError as exc:
+        raise WidgetError(400, "invalid_feedback", str(exc)) from exc
+    return Vote(question_id, session_id, value)
+
+
+def widget_vote(widget: WidgetId, request: HttpRequest, vote: Vote) -> Question:
+    """Record, change or clear a vote on an answer of this widget's guru, asked in the visitor's conversation."""
+    # One budget per visitor for votes everywhere (the guru page uses the same key), checked before the
+    # lookup so the endpoint cannot be used to probe for question ids.
+    decision = hit(f"feedback:{client_ip(request)}", limit=settings.OPENGURU_FEEDBACK_RATE_LIMIT)
+    if not decision.allowed:
+        raise WidgetError(429, "rate_limited", "Too many votes; please wait a moment.",
+                          {"Retry-After": str(decision.retry_after)})
+    try:
+        question = session_question(guru=widget.guru, question_id=vote.question_id, session_id=vote.session_id)
+    except NotFound as exc:
+        raise WidgetError(404, "not_found", exc.detail) from exc
+    return feedback_set(question=question, value=vote.value)
 
 
 # ---- widget ids, as the dashboard manages them ------------------------------------------------------------------

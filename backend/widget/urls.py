@@ -5,7 +5,8 @@ from django.urls import URLPattern, path
 from backend.widget import views
 
 app_name = "widget"
-_ENDPOINTS = {"guru": views.guru, "binge": views.binge, "ask": views.ask, "stream": views.stream}
+_ENDPOINTS = {"guru": views.guru, "binge": views.binge, "ask": views.ask, "stream": views.stream,
+              "feedback": views.feedback}
 # Gurubase's self-hosted embed snippets use data-baseUrl="<host>/api", so its widget calls /api/widget/….
 _PREFIXES = (("", ""), ("api/", "-api"))
 

@@ -1,4 +1,4 @@
-"""The widget's endpoints: CORS, Gurubase-compatible guru/binge/ask calls, our SSE stream, and widget.js."""
+"""The widget's endpoints: CORS, Gurubase-compatible guru/binge/ask calls, our SSE stream, votes, and widget.js."""
 
 from __future__ import annotations
 
@@ -31,9 +31,11 @@ from backend.widget.services import (
     binge_id_or_none,
     check_rate,
     existing_answer,
+    parse_vote,
     request_origin,
     widget_binge_create,
     widget_for_request,
+    widget_vote,
 )
 
 MAX_BODY_BYTES = 16 * 1024
@@ -221,6 +223,14 @@ async def stream(request: HttpRequest, widget: WidgetId) -> HttpResponse:
     await sync_to_async(check_rate)(widget, request)
     return _stream(AskRequest(guru=widget.guru, question=question, channel=Channel.WIDGET, session_id=session_id),
                    markdown=False)
+
+
+@widget_endpoint("POST")
+async def feedback(request: HttpRequest, widget: WidgetId) -> HttpResponse:
+    """POST {question_id, session_id, feedback: 1 | -1 | null} → the vote as stored."""
+    vote = parse_vote(_json_body(request))
+    question = await sync_to_async(widget_vote)(widget, request, vote)
+    return JsonResponse({"question_id": question.pk, "feedback": question.feedback})
 
 
 @dataclass(frozen=True)

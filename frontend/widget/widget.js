@@ -5,6 +5,7 @@
  * Nothing from the server, the model or sessionStorage is parsed as HTML: nodes are built with
  * createElement/textContent, answers with window.OpenGuruMarkdown.render. The conversation is kept in
  * sessionStorage as data (session id, questions, markdown text, references) and rendered again on load.
+ * Finished answers get 👍/👎 buttons (POST /widget/feedback/ with the question and conversation ids).
  * API: window.OpenGuruWidget = { open(), close(), ask(question) }.
  */
 (function () {
@@ -225,6 +226,11 @@ border-radius:8px}
 .ref-locator,.ref-score{color:var(--muted);font-size:12px}
 .notice{margin:0;padding:8px 10px;border-radius:8px;background:var(--note-bg);color:var(--muted)}
 .notice.error{background:var(--err-bg);color:var(--err-fg)}
+.vote{display:flex;flex-wrap:wrap;align-items:center;gap:6px;color:var(--muted);font-size:13px}
+.vbtn{margin:0;padding:1px 9px;border:1px solid var(--line);border-radius:999px;background:transparent;
+font-size:13px;white-space:nowrap}
+.vbtn:hover{background:var(--soft)}
+.vbtn[aria-pressed=true]{border-color:var(--accent);background:var(--soft);box-shadow:inset 0 0 0 1px var(--accent)}
 .form{display:flex;align-items:flex-end;gap:8px;padding:10px;border-top:1px solid var(--line);background:var(--bg)}
 .input{flex:1;min-height:42px;max-height:140px;margin:0;padding:10px 12px;resize:none;border:1px solid var(--line);
 border-radius:10px;background:var(--bg);color:var(--fg);font-size:15px;line-height:1.4}
@@ -253,8 +259,9 @@ color:var(--ink);font-weight:600}
       this.trustEl = el("div", "trust");
       this.refsEl = el("section", "refs");
       this.noticeEl = el("p", "notice");
-      this.trustEl.hidden = this.refsEl.hidden = this.noticeEl.hidden = true;
-      this.root.append(this.qEl, this.statusEl, this.answerEl, this.trustEl, this.refsEl, this.noticeEl);
+      this.voteEl = attrs(el("div", "vote"), { role: "group", "aria-label": "Rate this answer" });
+      this.trustEl.hidden = this.refsEl.hidden = this.noticeEl.hidden = this.voteEl.hidden = true;
+      this.root.append(this.qEl, this.statusEl, this.answerEl, this.trustEl, this.refsEl, this.noticeEl, this.voteEl);
       if (this.finished) this.renderAll();
       else this.setStage("understanding");
     }
@@ -262,7 +269,7 @@ color:var(--ink);font-weight:600}
     snapshot() {
       const d = this.d;
       const out = { q: d.q, text: d.text, refs: d.refs, trust: d.trust, ooc: d.ooc, notice: d.notice, kind: d.kind,
-        done: true };
+        id: d.id, sid: d.sid, vote: d.vote, done: true };
       if (!this.finished) Object.assign(out, { notice: TEXT.interrupted, kind: "error" });
       return out;
     }
@@ -294,6 +301,49 @@ color:var(--ink);font-weight:600}
       this.renderTrust();
       if (this.d.notice) this.notice(this.d.notice, this.d.kind);
       this.settle();
+      this.renderVote();
+    }
+
+    /** Thumbs up/down under a complete answer; the conversation id goes along because only it may vote. */
+    renderVote() {
+      const d = this.d;
+      if (!d.id || !d.sid || !d.text || d.kind) return;
+      // Words beside the symbols, as on the guru page: not every system has an emoji font.
+      this.voteBtns = [[1, "👍 Yes", "Helpful"], [-1, "👎 No", "Not helpful"]].map(([value, label, name]) => {
+        const button = attrs(el("button", "vbtn", label), { type: "button", "aria-label": name, title: name });
+        button.addEventListener("click", () => this.sendVote(d.vote === value ? null : value));
+        return button;
+      });
+      this.voteMsg = attrs(el("span"), { role: "status" });
+      this.voteEl.replaceChildren(el("span", "", "Was this helpful?"), ...this.voteBtns, this.voteMsg);
+      this.voteEl.hidden = false;
+      this.showVote("");
+    }
+
+    showVote(message) {
+      this.voteBtns.forEach((b, i) => b.setAttribute("aria-pressed", String(this.d.vote === (i ? -1 : 1))));
+      this.voteMsg.textContent = message;
+    }
+
+    async sendVote(value) {
+      this.voteBtns.forEach((b) => { b.disabled = true; });
+      let message = "Your vote could not be saved. Please try again.";
+      try {
+        const response = await fetch(baseUrl + "/widget/feedback/", { method: "POST", credentials: "omit",
+          headers: { Authorization: widgetKey, "Content-Type": "application/json" },
+          body: JSON.stringify({ question_id: this.d.id, session_id: this.d.sid, feedback: value }) });
+        if (response.ok) {
+          this.d.vote = value;
+          message = value === null ? "Vote removed." : "Thanks for your feedback!";
+          this.widget.persist();
+        } else if (response.status === 429) {
+          message = "Too many votes right now. Please wait a moment.";
+        }
+      } catch (_error) {
+        message = TEXT.network;
+      }
+      this.voteBtns.forEach((b) => { b.disabled = false; });
+      this.showVote(message);
     }
 
     setReferences(references, trust) {
@@ -409,7 +459,8 @@ color:var(--ink);font-weight:600}
     const t = saved && typeof saved === "object" ? saved : {};
     return { q: str(t.q, 4000), text: str(t.text, 100000), refs: cleanRefs(t.refs),
       trust: typeof t.trust === "number" ? t.trust : null, ooc: t.ooc === true, notice: str(t.notice, 500),
-      kind: t.kind === "error" ? "error" : t.kind ? "stopped" : "", done: true };
+      kind: t.kind === "error" ? "error" : t.kind ? "stopped" : "", id: Number.isSafeInteger(t.id) ? t.id : 0,
+      sid: str(t.sid, 100), vote: t.vote === 1 || t.vote === -1 ? t.vote : null, done: true };
   }
 
   // ---- the widget ----------------------------------------------------------------------------
@@ -724,6 +775,8 @@ color:var(--ink);font-weight:600}
       turn.started = true;
       if (name === "question") {
         if (payload.session_id) this.sessionId = String(payload.session_id);
+        if (Number.isSafeInteger(payload.question_id)) turn.d.id = payload.question_id;
+        turn.d.sid = this.sessionId;
         if (typeof payload.question === "string" && payload.question) {
           turn.d.q = payload.question.slice(0, 4000);
           turn.qEl.textContent = turn.d.q;

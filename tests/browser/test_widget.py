@@ -476,3 +476,50 @@ def test_widget_options_and_dark_mode(
     page.keyboard.press("Escape")
     assert _shadow_active(page) == "launcher"
     assert page_errors == []
+
+
+def test_widget_feedback_votes_on_an_answer(
+    page: Page, asgi_live_server: str, celery_guru: Guru, fake_llm: OpenAIFakeServer, page_errors: list[str],
+    host_sites: Callable[[], HostSite], screenshot: Callable[..., Path],
+) -> None:
+    site = host_sites()
+    widget = WidgetId.objects.create(guru=celery_guru, allowed_origins=[site.origin])
+    page.goto(site.page("index.html", asgi_live_server, widget.key, "data-light-mode='dark'"))
+    page.get_by_role("button", name="Ask AI").click()
+    expect(page.get_by_role("dialog", name="Celery Guru")).to_be_visible()
+    _ask(page, FIRST_QUESTION, 1)
+    expect(page.locator(".turn").first.locator(".vote")).to_be_hidden()  # not while the answer streams
+    turn = _wait_finished(page, 1)
+    question = Question.objects.get(guru=celery_guru)
+    up = turn.get_by_role("button", name="Helpful", exact=True)
+    down = turn.get_by_role("button", name="Not helpful")
+    status = turn.get_by_role("group", name="Rate this answer").get_by_role("status")
+    expect(up).to_have_attribute("aria-pressed", "false")
+
+    up.click()
+    expect(status).to_have_text("Thanks for your feedback!")
+    expect(up).to_have_attribute("aria-pressed", "true")
+    expect(down).to_have_attribute("aria-pressed", "false")
+    question.refresh_from_db()
+    assert question.feedback == 1
+    assert _style(up, "border-color") != _style(down, "border-color")  # the chosen one stands out
+    screenshot("voted-dark")
+
+    # Clicking the chosen one again clears the vote.
+    up.click()
+    expect(status).to_have_text("Vote removed.")
+    expect(up).to_have_attribute("aria-pressed", "false")
+    question.refresh_from_db()
+    assert question.feedback is None
+
+    # A thumbs down survives a page navigation (the vote is kept with the conversation in sessionStorage).
+    down.click()
+    expect(down).to_have_attribute("aria-pressed", "true")
+    question.refresh_from_db()
+    assert question.feedback == -1
+    page.reload()
+    page.get_by_role("button", name="Ask AI").click()
+    restored = page.locator(".turn").first
+    expect(restored.get_by_role("button", name="Not helpful")).to_have_attribute("aria-pressed", "true")
+    expect(restored.get_by_role("button", name="Helpful", exact=True)).to_have_attribute("aria-pressed", "false")
+    assert page_errors == []

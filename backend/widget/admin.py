@@ -10,27 +10,17 @@ from django.http import HttpRequest
 from django.utils.html import format_html
 
 from backend.widget.models import WidgetId
-from backend.widget.origins import validate_pattern
-
-SNIPPET = '<script async src="{base}/widget.js" id="guru-widget-id" data-widget-id="{key}"></script>'
+from backend.widget.origins import canonical_patterns
+from backend.widget.services import embed_snippet
 
 
 def clean_origins(value: Any) -> list[str]:
     """The canonical, de-duplicated patterns, or a ValidationError listing every bad one."""
     if not isinstance(value, list):
         raise forms.ValidationError('Enter a JSON list of origins, e.g. ["https://docs.example.com"].')
-    cleaned: list[str] = []
-    problems: list[str] = []
-    for item in value:
-        try:
-            pattern = validate_pattern(item)
-        except ValueError as exc:
-            problems.append(str(exc))
-            continue
-        if pattern not in cleaned:
-            cleaned.append(pattern)
+    cleaned, problems = canonical_patterns(value)
     if problems:
-        raise forms.ValidationError(problems)
+        raise forms.ValidationError([reason for _, reason in problems])
     return cleaned
 
 
@@ -63,4 +53,4 @@ class WidgetIdAdmin(admin.ModelAdmin):
         if widget.pk is None:
             return "Save the widget id to get its snippet."
         base = getattr(widget, "embed_base", "")
-        return format_html("<code>{}</code>", SNIPPET.format(base=base, key=widget.key))
+        return format_html("<code>{}</code>", embed_snippet(script_url=f"{base}/widget.js", key=widget.key))

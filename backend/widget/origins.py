@@ -109,6 +109,21 @@ def validate_pattern(value: str) -> str:
     return f"{pattern.scheme}://{host}{port}"
 
 
+def canonical_patterns(values: Sequence[object]) -> tuple[list[str], list[tuple[int, str]]]:
+    """The canonical, de-duplicated patterns of `values`, and (index, reason) for each one that is not valid."""
+    cleaned: list[str] = []
+    problems: list[tuple[int, str]] = []
+    for index, value in enumerate(values):
+        try:
+            pattern = validate_pattern(value)  # type: ignore[arg-type] - non-strings are refused inside
+        except ValueError as exc:
+            problems.append((index, str(exc)))
+            continue
+        if pattern not in cleaned:
+            cleaned.append(pattern)
+    return cleaned, problems
+
+
 def _matches(pattern: Pattern, origin: Origin) -> bool:
     if pattern.scheme != origin.scheme or (pattern.port is not None and pattern.port != origin.port):
         return False

@@ -18,7 +18,7 @@ from backend.core.ratelimit import client_ip, hit
 from backend.gurus.models import Guru
 from backend.pipeline.understanding import normalise_question
 from backend.widget.models import WidgetId
-from backend.widget.origins import origin_allowed, parse_origin, validate_pattern
+from backend.widget.origins import canonical_patterns, origin_allowed, parse_origin
 
 _SCHEMES = ("widget ", "bearer ")
 _COPIED_FIELDS = ("user_question", "question", "slug", "intent", "answer_length", "content", "references",
@@ -209,11 +209,9 @@ def embed_snippet(*, script_url: str, key: str) -> str:
 
 def _canonical_origins(values: list[str]) -> list[str]:
     """Canonical, de-duplicated patterns; ValueError for a bad one or too many."""
-    cleaned: list[str] = []
-    for value in values:
-        pattern = validate_pattern(value)
-        if pattern not in cleaned:
-            cleaned.append(pattern)
+    cleaned, problems = canonical_patterns(values)
+    if problems:
+        raise ValueError(problems[0][1])
     if len(cleaned) > MAX_ALLOWED_ORIGINS:
         raise ValueError(f"At most {MAX_ALLOWED_ORIGINS} allowed origins per widget id.")
     return cleaned

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django import forms
 
-from backend.widget.origins import validate_pattern
+from backend.widget.origins import canonical_patterns
 from backend.widget.services import MAX_ALLOWED_ORIGINS
 
 SCOPE_GURU = "guru"
@@ -44,18 +44,10 @@ class WidgetIdForm(forms.Form):
         if len(lines) > MAX_ALLOWED_ORIGINS:
             raise forms.ValidationError(f"At most {MAX_ALLOWED_ORIGINS} origins; use a *.example.com pattern "
                                         "to cover many subdomains.")
-        cleaned: list[str] = []
-        problems: list[str] = []
-        for number, line in lines:
-            try:
-                if len(line) > MAX_ORIGIN_LINE:
-                    raise ValueError(f"longer than {MAX_ORIGIN_LINE} characters.")
-                pattern = validate_pattern(line)
-            except ValueError as exc:
-                problems.append(f"Line {number}: {exc}")
-                continue
-            if pattern not in cleaned:
-                cleaned.append(pattern)
+        too_long = {number for number, line in lines if len(line) > MAX_ORIGIN_LINE}
+        cleaned, bad = canonical_patterns([line for _, line in lines])
+        problems = [f"Line {number}: longer than {MAX_ORIGIN_LINE} characters." for number in sorted(too_long)]
+        problems += [f"Line {lines[i][0]}: {why}" for i, why in bad if lines[i][0] not in too_long]
         if problems:
             raise forms.ValidationError(problems)
         return cleaned

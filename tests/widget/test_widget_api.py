@@ -20,7 +20,6 @@ from backend.answering.models import Binge, Question
 from backend.gurus.models import Guru
 from backend.sources.models import SourceKind
 from backend.sources.services import source_create
-from backend.widget.admin import SNIPPET
 from backend.widget.models import WidgetId
 from tests.factories import GuruFactory
 from tests.fakes.pdfs import pdf_bytes
@@ -329,4 +328,6 @@ def test_admin_validates_origins_and_shows_the_embed_snippet(admin_client: Clien
     widget = WidgetId.objects.get()
     assert widget.allowed_origins == ["https://docs.example.com", "http://localhost:*"]
     change = admin_client.get(f"/admin/widget/widgetid/{widget.pk}/change/").content.decode()
-    assert html.escape(SNIPPET.format(base="http://testserver", key=widget.key)) in change
+    snippet = (f'<script async src="http://testserver/widget.js" id="guru-widget-id" '
+               f'data-widget-id="{widget.key}"></script>')
+    assert html.escape(snippet) in change  # as frontend/widget/README.md documents it

@@ -17,6 +17,7 @@ from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from kombu.exceptions import OperationalError
 
 from backend.adapters import registry
 from backend.answering import events
@@ -242,9 +243,23 @@ class AnswerFlow:
             usage=self.usage, timings=self.timings, latency_ms=self.timings["total_ms"], updated_at=timezone.now(),
             cost_usd=usage_cost(self.usage, parse_prices(settings.OPENGURU_MODEL_PRICES)))
         Binge.objects.filter(pk=question.binge_id).update(last_used_at=timezone.now())
+        if out_of_context:
+            question_id = question.pk
+            transaction.on_commit(lambda: _embed_later(question_id))
         return AnswerEvent(EventKind.DONE, {
             "question_id": question.pk, "trust_score": trust, "references": references,
             "out_of_context": out_of_context, "usage": self.usage, "timings": self.timings})
+
+
+def _embed_later(question_id: int) -> None:
+    """Vector for the gaps page, computed by the worker so the asker never waits for it."""
+    from backend.answering.tasks import question_embed
+
+    try:
+        question_embed.delay(question_id=question_id)
+    except (OperationalError, ServiceError) as exc:
+        # The gaps page embeds whatever is missing itself; a lost job must not spoil the answer.
+        logger.warning("could not queue the embedding of question %s: %s", question_id, exc)
 
 
 def answer_stream(request: AskRequest, *, cancel: CancelToken | None = None) -> Iterator[AnswerEvent]:

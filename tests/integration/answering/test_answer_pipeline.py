@@ -167,3 +167,17 @@ def test_the_answer_records_its_cost_from_the_token_counts(
     done = by_kind(ask(corpus_guru, "How do I retry a task?"), EventKind.DONE)[0]
     # (1000 + 3000) × 1 + (50 + 200) × 2 = 4500 per million tokens
     assert Question.objects.get(pk=done["question_id"]).cost_usd == Decimal("0.004500")
+
+
+def test_a_refused_question_is_embedded_in_the_background_for_the_gaps_page(
+    corpus_guru: Guru, django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks
+) -> None:
+    from backend.adapters import registry
+
+    with django_capture_on_commit_callbacks(execute=True) as scheduled:
+        refused = by_kind(ask(corpus_guru, "What is the capital of Peru?"), EventKind.DONE)[0]
+        answered = by_kind(ask(corpus_guru, "How do I retry a task?"), EventKind.DONE)[0]
+    assert len(scheduled) == 1  # only the refusal queues work
+    stored = Question.objects.get(pk=refused["question_id"])
+    assert stored.embedding_model == registry.embedder_id() and len(bytes(stored.embedding)) == 384 * 4
+    assert Question.objects.get(pk=answered["question_id"]).embedding is None

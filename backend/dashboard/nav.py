@@ -16,7 +16,7 @@ class Tab:
 
 GURU_TABS = (
     Tab("Overview", "guru-edit", ("guru-delete",)),
-    Tab("Sources", "sources"),
+    Tab("Sources", "sources", ("source-add", "sources-action", "sources-delete")),
     Tab("Questions", "questions", ("question-detail",)),
     Tab("Unanswered", "unanswered"),
     Tab("Channels", "channels", ("apikey-create", "widget-create", "widget-edit")),

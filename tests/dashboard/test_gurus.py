@@ -188,3 +188,11 @@ def test_icons_that_are_not_small_raster_images_are_refused(
     response = client.post("/dashboard/gurus/new/", {**NEW_GURU, "icon_file": SimpleUploadedFile(name, data)})
     assert response.status_code == 200 and message in response.content.decode()
     assert not Guru.objects.exists()
+
+
+@pytest.mark.parametrize(("path", "tab"), [("", "Overview"), ("delete/", "Overview"), ("sources/", "Sources"),
+                                          ("questions/", "Questions"), ("analytics/", "Analytics")])
+def test_each_page_marks_its_tab(client: Client, guru: Guru, path: str, tab: str) -> None:
+    page = client.get(f"/dashboard/g/{guru.slug}/{path}").content.decode()
+    assert page.count('aria-current="page"') == 1
+    assert f'class="active" aria-current="page">{tab}</a>' in page

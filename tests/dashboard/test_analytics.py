@@ -17,7 +17,7 @@ from backend.dashboard.analytics.selectors import CitedSource, guru_analytics, p
 from backend.gurus.models import Guru
 from tests.factories import DataSourceFactory, GuruFactory, UserFactory
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.production_profile]  # PostgreSQL too: its query plans differ
 
 HOSTILE = '<script>alert("x")</script> & "quotes"'
 

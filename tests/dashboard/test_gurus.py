@@ -16,7 +16,7 @@ from backend.gurus.services import collection_name_for
 from backend.sources.models import SourceStatus
 from tests.factories import DataSourceFactory, GuruFactory, UserFactory
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.production_profile]  # PostgreSQL too: its query plans differ
 
 OnCommit = Callable[..., AbstractContextManager[list[Callable[[], Any]]]]
 NEW_GURU = {"name": "Celery Guru", "slug": "celery", "domain_knowledge": "Celery task queues",

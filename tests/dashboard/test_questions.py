@@ -22,7 +22,7 @@ from backend.dashboard.questions.gaps import RECENT_REFUSALS, gap_report
 from backend.gurus.models import Guru
 from tests.factories import GuruFactory, UserFactory
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.production_profile]  # PostgreSQL too: its query plans differ
 
 _slugs = itertools.count()
 

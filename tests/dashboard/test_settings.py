@@ -21,7 +21,7 @@ from backend.sources.indexing import chunking_config
 from backend.sources.models import DataSource
 from tests.factories import DataSourceFactory, GuruFactory, UserFactory
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.production_profile]  # PostgreSQL too: its query plans differ
 
 OnCommit = Callable[..., AbstractContextManager[list[Callable[[], Any]]]]
 OPENAI_KEY = "sk-test-SECRET-0123456789abcdef"

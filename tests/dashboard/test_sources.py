@@ -27,7 +27,7 @@ from tests.fakes.site_server import SiteFake
 from tests.fakes.youtube_server import YouTubeFake
 from tests.support.gitrepo import init_repo
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.production_profile]  # PostgreSQL too: its query plans differ
 
 PAGES = [[f"Line {i}: workers acknowledge messages after the task finished." for i in range(30)]]
 REPO_FILES = {

@@ -11,7 +11,7 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import IntegrityError, transaction
 
 from backend.adapters import registry
-from backend.core.errors import Conflict
+from backend.core.errors import AppError, Conflict
 from backend.gurus.models import CollectionStatus, Guru, VectorCollection
 from backend.pipeline.errors import PermanentServiceError, TransientServiceError
 
@@ -177,3 +177,36 @@ def guru_delete(*, guru: Guru) -> None:
     """Delete a guru with its sources, questions, keys and widget ids; the collection and files go after commit."""
     with transaction.atomic():
         guru.delete()
+
+
+class MaintainerError(AppError):
+    code = "invalid_maintainer"
+
+
+def guru_maintainer_add(*, guru: Guru, login: str) -> AbstractBaseUser:
+    """Give the active account with this username or e-mail address access to the guru. Raises MaintainerError."""
+    from django.contrib.auth import get_user_model
+
+    login = login.strip()
+    users = get_user_model().objects.filter(is_active=True)
+    matches = []
+    if login:
+        matches = list(users.filter(username=login)) or list(users.filter(email__iexact=login)[:2])
+    if len(matches) != 1:
+        # The same message whether there is no such account or several: it does not reveal which accounts exist.
+        raise MaintainerError(f"No single active account is called {login!r}; ask an administrator to create it.")
+    guru.maintainers.add(matches[0])
+    return matches[0]
+
+
+def guru_maintainer_remove(*, guru: Guru, user_id: int) -> None:
+    """Take a maintainer off the guru; the last one stays, so a guru is never left without a maintainer."""
+    with transaction.atomic():
+        # Locking the guru row serialises two removals that would otherwise each leave the other as the last.
+        Guru.objects.select_for_update().filter(pk=guru.pk).first()
+        ids = set(guru.maintainers.values_list("id", flat=True))
+        if user_id not in ids:
+            raise MaintainerError("That account does not maintain this guru.")
+        if len(ids) <= 1:
+            raise MaintainerError("A guru needs at least one maintainer; add another before removing this one.")
+        guru.maintainers.remove(user_id)

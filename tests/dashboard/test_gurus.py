@@ -196,3 +196,36 @@ def test_each_page_marks_its_tab(client: Client, guru: Guru, path: str, tab: str
     page = client.get(f"/dashboard/g/{guru.slug}/{path}").content.decode()
     assert page.count('aria-current="page"') == 1
     assert f'class="active" aria-current="page">{tab}</a>' in page
+
+
+def test_maintainers_can_add_and_remove_co_maintainers_but_never_the_last(
+    client: Client, maintainer: Any, guru: Guru
+) -> None:
+    UserFactory(username="bo", email="Bo@Example.com")
+    edit = f"/dashboard/g/{guru.slug}/"
+    page = client.post(f"{edit}maintainers/", {"login": "bo@example.com"}, follow=True).content.decode()
+    assert "bo now maintains" in page and set(guru.maintainers.values_list("username", flat=True)) == {"ana", "bo"}
+    missing = client.post(f"{edit}maintainers/", {"login": "nobody"}, follow=True).content.decode()
+    assert "No single active account is called" in missing
+
+    bo = guru.maintainers.get(username="bo")
+    client.post(f"{edit}maintainers/{bo.pk}/remove/")
+    assert list(guru.maintainers.values_list("username", flat=True)) == ["ana"]
+    last = client.post(f"{edit}maintainers/{maintainer.pk}/remove/", follow=True).content.decode()
+    assert "at least one maintainer" in last and guru.maintainers.filter(pk=maintainer.pk).exists()
+
+
+def test_a_maintainer_who_leaves_loses_access(client: Client, maintainer: Any, guru: Guru) -> None:
+    guru.maintainers.add(UserFactory(username="bo"))
+    response = client.post(f"/dashboard/g/{guru.slug}/maintainers/{maintainer.pk}/remove/")
+    assert response.status_code == 302 and response["Location"] == "/"
+    assert client.get(f"/dashboard/g/{guru.slug}/").status_code == 404
+
+
+def test_others_cannot_change_the_maintainers_of_a_guru_they_do_not_maintain(client: Client, maintainer: Any) -> None:
+    theirs = GuruFactory(slug="theirs")
+    owner = UserFactory(username="bob")
+    theirs.maintainers.add(owner)
+    assert client.post("/dashboard/g/theirs/maintainers/", {"login": "ana"}).status_code == 404
+    assert client.post(f"/dashboard/g/theirs/maintainers/{owner.pk}/remove/").status_code == 404
+    assert list(theirs.maintainers.all()) == [owner]

@@ -9,4 +9,7 @@ urlpatterns = [
     path("dashboard/gurus/new/", views.guru_new, name="guru-create"),
     path("dashboard/g/<slug:slug>/", views.guru_edit, name="guru-edit"),
     path("dashboard/g/<slug:slug>/delete/", views.guru_remove, name="guru-delete"),
+    path("dashboard/g/<slug:slug>/maintainers/", views.maintainer_add, name="maintainer-add"),
+    path("dashboard/g/<slug:slug>/maintainers/<int:user_id>/remove/", views.maintainer_remove,
+         name="maintainer-remove"),
 ]

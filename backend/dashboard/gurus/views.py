@@ -6,7 +6,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from backend.core.errors import Conflict
 from backend.dashboard.access import guru_view
@@ -14,7 +14,14 @@ from backend.dashboard.gurus.forms import GuruForm
 from backend.dashboard.gurus.selectors import guru_deletion_summary, guru_overview_rows
 from backend.gurus.icons import guru_icon_clear, guru_icon_set, guru_icon_src
 from backend.gurus.models import Guru
-from backend.gurus.services import guru_create, guru_delete, guru_update
+from backend.gurus.services import (
+    MaintainerError,
+    guru_create,
+    guru_delete,
+    guru_maintainer_add,
+    guru_maintainer_remove,
+    guru_update,
+)
 
 
 @login_required
@@ -54,8 +61,9 @@ def guru_edit(request: HttpRequest, guru: Guru) -> HttpResponse:
             _apply_icon(guru, form)
             messages.success(request, "Saved." if form.changed_data else "Nothing changed.")
             return redirect("dashboard:guru-edit", slug=guru.slug)
-    return render(request, "dashboard/gurus/form.html", {"form": form, "creating": False, "guru": guru,
-                                                      "icon_src": guru_icon_src(guru)})
+    context = {"form": form, "creating": False, "guru": guru, "icon_src": guru_icon_src(guru),
+               "maintainers": guru.maintainers.order_by("username").only("id", "username", "email")}
+    return render(request, "dashboard/gurus/form.html", context)
 
 
 @guru_view
@@ -78,3 +86,31 @@ def _apply_icon(guru: Guru, form: GuruForm) -> None:
         guru_icon_set(guru=guru, upload=form.cleaned_data["icon_file"])
     elif form.cleaned_data.get("remove_icon"):
         guru_icon_clear(guru=guru)
+
+
+@guru_view
+@require_POST
+def maintainer_add(request: HttpRequest, guru: Guru) -> HttpResponse:
+    login = request.POST.get("login", "")[:254]
+    try:
+        user = guru_maintainer_add(guru=guru, login=login)
+    except MaintainerError as exc:
+        messages.error(request, exc.detail)
+    else:
+        messages.success(request, f"{user.get_username()} now maintains {guru.name}.")
+    return redirect("dashboard:guru-edit", slug=guru.slug)
+
+
+@guru_view
+@require_POST
+def maintainer_remove(request: HttpRequest, guru: Guru, user_id: int) -> HttpResponse:
+    try:
+        guru_maintainer_remove(guru=guru, user_id=user_id)
+    except MaintainerError as exc:
+        messages.error(request, exc.detail)
+        return redirect("dashboard:guru-edit", slug=guru.slug)
+    if user_id == request.user.pk and not request.user.is_superuser:
+        messages.success(request, f"You no longer maintain {guru.name}.")
+        return redirect("dashboard:home")
+    messages.success(request, "Removed the maintainer.")
+    return redirect("dashboard:guru-edit", slug=guru.slug)

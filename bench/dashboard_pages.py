@@ -157,7 +157,8 @@ def _questions(guru: Any, count: int, rng: random.Random, sources: list[Any]) ->
     """Singles and sessions of 2–4 turns (each turn's parent is the previous one), bulk-created by turn."""
     from django.utils import timezone
 
-    from backend.answering.models import Binge, Question
+    from backend.answering.citations import citations_from
+    from backend.answering.models import Binge, Citation, Question
 
     now = timezone.now()
     lengths: list[int] = []  # questions per session; 1 = no session
@@ -188,6 +189,10 @@ def _questions(guru: Any, count: int, rng: random.Random, sources: list[Any]) ->
                     index += 1
             for s, question in zip(owners, Question.objects.bulk_create(wave, batch_size=1000), strict=True):
                 previous[s] = question
+    # The answer flow records a citation row per cited source; bulk-created answers need theirs too.
+    created = Question.objects.filter(guru=guru).only("id", "guru_id", "created_at", "references")
+    Citation.objects.bulk_create([c for q in created.iterator() for c in citations_from(q, q.references)],
+                                 batch_size=1000)
 
 
 def _build(path: Path, template: Path, questions: int, seed: int) -> dict[str, Any]:

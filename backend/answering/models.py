@@ -99,3 +99,26 @@ class Question(TimeStampedModel):
 
     def __str__(self) -> str:
         return self.question
+
+
+class Citation(models.Model):
+    """One source cited by one answer, so analytics counts citations in SQL instead of reading every answer.
+
+    `source_id` has no foreign key: a deleted source's citations still count (shown with the title it had).
+    `guru` and `created_at` repeat the question's so a guru's period is one indexed range, without a join.
+    """
+
+    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="citations")
+    guru = models.ForeignKey(Guru, on_delete=models.CASCADE, related_name="+")
+    source_id = models.PositiveBigIntegerField()
+    title = models.CharField(max_length=500, blank=True)
+    created_at = models.DateTimeField()
+
+    class Meta:
+        indexes = [models.Index(fields=["guru", "created_at"])]
+        constraints = [
+            models.UniqueConstraint(fields=["question", "source_id"], name="citation_unique_source_per_answer"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.question_id} cites {self.source_id}"

@@ -21,6 +21,7 @@ from kombu.exceptions import OperationalError
 
 from backend.adapters import registry
 from backend.answering import events
+from backend.answering.citations import citations_record
 from backend.answering.events import AnswerEvent, EventKind
 from backend.answering.models import Binge, Question
 from backend.answering.selectors import (
@@ -243,6 +244,7 @@ class AnswerFlow:
             usage=self.usage, timings=self.timings, latency_ms=self.timings["total_ms"], updated_at=timezone.now(),
             cost_usd=usage_cost(self.usage, parse_prices(settings.OPENGURU_MODEL_PRICES)))
         Binge.objects.filter(pk=question.binge_id).update(last_used_at=timezone.now())
+        citations_record(question, references)
         if out_of_context:
             question_id = question.pk
             transaction.on_commit(lambda: _embed_later(question_id))

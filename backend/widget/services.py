@@ -11,6 +11,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.http import HttpRequest
 
+from backend.answering.citations import citations_record
 from backend.answering.feedback import feedback_set, parse_feedback, session_question
 from backend.answering.models import Binge, Channel, Question
 from backend.core.errors import NotFound
@@ -139,6 +140,7 @@ def widget_binge_create(widget: WidgetId, root_slug: str) -> Binge:
         # A copy, not a link: conversation history is read from the binge's own questions.
         copy = Question.objects.create(guru=guru, binge=binge, channel=Channel.WIDGET, timings={}, usage={},
                                        **{name: getattr(root, name) for name in _COPIED_FIELDS})
+        citations_record(copy, copy.references)
         binge.root_question = copy
         binge.save(update_fields=["root_question"])
     return binge

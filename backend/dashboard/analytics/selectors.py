@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from decimal import Decimal
 from typing import Any
 
-from django.db.models import Avg, Count, Q, QuerySet, Sum
+from django.db.models import Avg, Count, Max, Q, QuerySet, Sum
 from django.db.models.functions import TruncDate
 from django.urls import reverse
 from django.utils import timezone
 
-from backend.answering.models import Channel, Question
+from backend.answering.models import Channel, Citation, Question
 from backend.gurus.models import Guru
 from backend.sources.models import DataSource, SourceKind
 
@@ -24,7 +23,6 @@ _REFUSED = Q(out_of_context=True)
 # A question that was neither refused nor answered failed or was interrupted mid-way.
 _ANSWERED = Q(out_of_context=False) & ~Q(content="")
 
-SourceKey = tuple[str, Any]
 
 
 @dataclass(frozen=True)
@@ -95,9 +93,12 @@ def period_from(raw: str | None) -> int:
     return days if days in PERIODS else DEFAULT_PERIOD
 
 
+def _period_start(start: date) -> datetime:
+    return timezone.make_aware(datetime.combine(start, time.min))
+
+
 def _period_questions(guru: Guru, start: date) -> QuerySet[Question]:
-    since = timezone.make_aware(datetime.combine(start, time.min))
-    return Question.objects.filter(guru=guru, created_at__gte=since).order_by()
+    return Question.objects.filter(guru=guru, created_at__gte=_period_start(start)).order_by()
 
 
 def _days(questions: QuerySet[Question], start: date, period: int) -> list[Day]:
@@ -130,35 +131,6 @@ def _channels(questions: QuerySet[Question]) -> list[tuple[str, int]]:
     return [(labels.get(row["channel"], row["channel"]), row["n"]) for row in rows]
 
 
-def _reference_key(reference: dict[str, Any]) -> SourceKey | None:
-    """Group by source id; references written before ids were recorded group by link, else title."""
-    source_id = reference.get("source_id")
-    if isinstance(source_id, int) and not isinstance(source_id, bool):
-        return ("id", source_id)
-    for field in ("link", "title"):
-        value = reference.get(field)
-        if isinstance(value, str) and value.strip():
-            return (field, value.strip())
-    return None
-
-
-def _citation_counts(questions: QuerySet[Question]) -> tuple[Counter[SourceKey], dict[SourceKey, dict[str, Any]]]:
-    """Answers citing each source (a source cited twice in one answer counts once), streamed in one query."""
-    counts: Counter[SourceKey] = Counter()
-    seen_as: dict[SourceKey, dict[str, Any]] = {}
-    for references in questions.values_list("references", flat=True).iterator(chunk_size=2000):
-        if not isinstance(references, list):
-            continue
-        keys = {}
-        for reference in references:
-            if isinstance(reference, dict) and (key := _reference_key(reference)) is not None:
-                keys.setdefault(key, reference)
-        counts.update(keys.keys())
-        for key, reference in keys.items():
-            seen_as.setdefault(key, reference)
-    return counts, seen_as
-
-
 def _safe_link(link: object) -> str:
     """Only http(s) and site-relative links: references are stored data, and a javascript: URL must not be a link."""
     text = str(link or "").strip()
@@ -173,23 +145,21 @@ def _source_link(row: dict[str, Any]) -> str:
     return ""
 
 
-def _top_sources(guru: Guru, questions: QuerySet[Question]) -> list[CitedSource]:
-    counts, seen_as = _citation_counts(questions)
-    top = sorted(counts.items(), key=lambda item: (-item[1], str(item[0])))[:TOP_SOURCES]
-    ids = [key[1] for key, _ in top if key[0] == "id"]
-    rows = {row["pk"]: row for row in DataSource.objects.filter(guru=guru, pk__in=ids).values(
-        "pk", "title", "url", "file", "kind")} if ids else {}
+def _top_sources(guru: Guru, since: datetime) -> list[CitedSource]:
+    """The most cited sources of the period, counted in SQL over citation rows (one per source per answer)."""
+    top = list(Citation.objects.filter(guru=guru, created_at__gte=since).values("source_id")
+               .annotate(count=Count("id"), cited_as=Max("title")).order_by("-count", "source_id")[:TOP_SOURCES])
+    rows = {row["pk"]: row for row in DataSource.objects.filter(
+        guru=guru, pk__in=[entry["source_id"] for entry in top]).values("pk", "title", "url", "file", "kind")}
     result = []
-    for key, count in top:
-        reference = seen_as[key]
-        fallback_title = str(reference.get("title") or reference.get("link") or "Untitled source")
-        row = rows.get(key[1]) if key[0] == "id" else None
+    for entry in top:
+        row = rows.get(entry["source_id"])
         if row is None:
-            result.append(CitedSource(source_id=key[1] if key[0] == "id" else None, title=fallback_title,
-                                      link=_safe_link(reference.get("link")), count=count, deleted=key[0] == "id"))
+            result.append(CitedSource(source_id=entry["source_id"], title=entry["cited_as"] or "Untitled source",
+                                      link="", count=entry["count"], deleted=True))
             continue
-        title = row["title"] or row["url"] or str(row["file"]).rsplit("/", 1)[-1] or fallback_title
-        result.append(CitedSource(source_id=row["pk"], title=title, link=_source_link(row), count=count))
+        title = row["title"] or row["url"] or str(row["file"]).rsplit("/", 1)[-1] or entry["cited_as"]
+        result.append(CitedSource(source_id=row["pk"], title=title, link=_source_link(row), count=entry["count"]))
     return result
 
 
@@ -200,4 +170,4 @@ def guru_analytics(*, guru: Guru, period: int) -> GuruAnalytics:
     questions = _period_questions(guru, start)
     return GuruAnalytics(period=period, start=start, end=end, days=_days(questions, start, period),
                          summary=_summary(questions), channels=_channels(questions),
-                         top_sources=_top_sources(guru, questions))
+                         top_sources=_top_sources(guru, _period_start(start)))

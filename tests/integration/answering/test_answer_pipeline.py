@@ -181,3 +181,28 @@ def test_a_refused_question_is_embedded_in_the_background_for_the_gaps_page(
     stored = Question.objects.get(pk=refused["question_id"])
     assert stored.embedding_model == registry.embedder_id() and len(bytes(stored.embedding)) == 384 * 4
     assert Question.objects.get(pk=answered["question_id"]).embedding is None
+
+
+def test_citations_are_recorded_once_per_cited_source(corpus_guru: Guru) -> None:
+    from backend.answering.models import Citation
+
+    answered = by_kind(ask(corpus_guru, "How do I retry a task?"), EventKind.DONE)[0]
+    cited = {r["source_id"] for r in answered["references"]}
+    rows = Citation.objects.filter(question_id=answered["question_id"])
+    assert cited and {c.source_id for c in rows} == cited and rows.count() == len(cited)
+    assert all(c.guru_id == corpus_guru.pk for c in rows)
+    refused = by_kind(ask(corpus_guru, "What is the capital of Peru?"), EventKind.DONE)[0]
+    assert not Citation.objects.filter(question_id=refused["question_id"]).exists()
+
+
+def test_the_migration_backfills_citations_from_stored_references(corpus_guru: Guru) -> None:
+    import importlib
+
+    from django.apps import apps
+
+    from backend.answering.models import Citation
+
+    question = Question.objects.create(guru=corpus_guru, user_question="q", question="q", slug="old-q", references=[
+        {"n": 1, "source_id": 7, "title": "Seven"}, {"n": 2, "source_id": 7}, {"n": 3, "title": "No id"}])
+    importlib.import_module("backend.answering.migrations.0003_citation").backfill(apps, None)
+    assert list(Citation.objects.filter(question=question).values_list("source_id", "title")) == [(7, "Seven")]

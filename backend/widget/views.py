@@ -245,13 +245,25 @@ _script_cache: dict[str, _Script] = {}
 
 
 def _script_paths() -> tuple[Path, ...]:
+    """What /widget.js is made of, in order; widget.css becomes a string the widget adopts as its stylesheet."""
     frontend = Path(settings.BASE_DIR) / "frontend"
     shared = frontend / "static" / "js"
-    return shared / "markdown-inline.js", shared / "markdown.js", shared / "sse.js", frontend / "widget" / "widget.js"
+    widget = frontend / "widget"
+    return (shared / "markdown-inline.js", shared / "markdown.js", shared / "sse.js", shared / "answer-parts.js",
+            widget / "widget.css", widget / "widget-panel.js", widget / "widget-turn.js", widget / "widget.js")
+
+
+def _script_part(path: Path) -> bytes:
+    """A file of the bundle as script: JavaScript as it is, CSS as a JSON string literal (inert, ASCII-only)."""
+    if path.suffix == ".css":
+        css = json.dumps(path.read_text(encoding="utf-8"))
+        return f"window.OpenGuruWidgetCss = {css};".encode()
+    return path.read_bytes().rstrip()
 
 
 def _load_script() -> _Script | None:
-    """The markdown renderer, sse.js, then widget.js as one script, re-read only when one of them changes."""
+    """The markdown renderer, sse.js, the shared answer parts, then the widget (styles and script) as one
+    script, re-read only when one of the files changes."""
     paths = _script_paths()
     try:
         stats = [(path, path.stat()) for path in paths]
@@ -263,7 +275,7 @@ def _load_script() -> _Script | None:
         if cached is not None and cached.stamp == stamp:
             return cached
         try:
-            body = b"\n;\n".join(p.read_bytes().rstrip() for p in paths) + b"\n"
+            body = b"\n;\n".join(_script_part(p) for p in paths) + b"\n"
         except FileNotFoundError:
             return None
         script = _Script(stamp, body, f'"{hashlib.sha256(body).hexdigest()[:32]}"')

@@ -285,6 +285,11 @@ def script_files(settings: SettingsWrapper, tmp_path: Path) -> tuple[Path, Path]
     markdown.write_text("window.OpenGuruMarkdown = {};\n")
     (markdown.parent / "markdown-inline.js").write_text("window.OpenGuruMarkdownInline = {};\n")
     (markdown.parent / "sse.js").write_text("window.OpenGuruSSE = {};\n")
+    (markdown.parent / "answer-parts.js").write_text("window.OpenGuruAnswerParts = {};\n")
+    widget_js.parent.mkdir(parents=True)
+    (widget_js.parent / "widget.css").write_text(".og{}\n")
+    (widget_js.parent / "widget-panel.js").write_text("var panel = {};\n")
+    (widget_js.parent / "widget-turn.js").write_text("var turn = {};\n")
     return markdown, widget_js
 
 
@@ -296,7 +301,6 @@ def test_widget_js_is_503_until_the_script_exists(script_files: tuple[Path, Path
 
 def test_widget_js_is_one_cacheable_public_script(script_files: tuple[Path, Path]) -> None:
     markdown, widget_js = script_files
-    widget_js.parent.mkdir(parents=True)
     widget_js.write_text("window.OpenGuruWidget = true;\n")
     response = Client().get("/widget.js", headers={"Origin": EVIL})
     body = response.content.decode()

@@ -1,43 +1,37 @@
 /* The guru's public page: ask a question, stream the cited answer (SSE over fetch), keep a thread.
  *
- * Needs markdown.js (window.OpenGuruMarkdown) loaded first. Builds every node with createElement and
- * textContent; nothing from the server or the model is ever parsed as HTML.
+ * Needs markdown.js (window.OpenGuruMarkdown), sse.js and answer-parts.js (the sources list, trust meter and
+ * messages it shares with the widget) loaded first. Builds every node with createElement and textContent;
+ * nothing from the server or the model is ever parsed as HTML.
  */
 (function () {
   "use strict";
 
-  const STAGES = {
-    understanding: "Understanding the question…",
-    retrieving: "Searching the sources…",
-    reranking: "Ranking the best passages…",
-    grading: "Checking what the sources cover…",
-    generating: "Writing the answer…",
-  };
-  const KINDS = {
-    WEBSITE: { badge: "Web", label: "Web page" },
-    YOUTUBE: { badge: "YouTube", label: "YouTube video" },
-    PDF: { badge: "PDF", label: "PDF document" },
-    GITHUB_REPO: { badge: "GitHub", label: "GitHub repository" },
-  };
+  const Parts = window.OpenGuruAnswerParts;
+  const { el, MESSAGES } = Parts;
+  // Looked up by the error code the server sends.
   const ERROR_MESSAGES = {
-    network: "Could not reach the server. Check your connection and try again.",
-    interrupted: "The answer stopped before it was complete. Please ask again.",
+    network: MESSAGES.network,
+    interrupted: MESSAGES.interrupted,
     forbidden: "This page's security token has expired. Reload the page and ask again.",
-    not_found: "This guru is not available any more.",
-    server: "Something went wrong on the server. Please try again in a moment.",
+    not_found: MESSAGES.notFound,
+    server: MESSAGES.server,
+  };
+  const REFERENCES = {
+    classes: { heading: "references-title", list: "reference-list", item: "reference" },
+    rel: "noopener noreferrer nofollow",
+    kindTitles: true,
+  };
+  const TRUST = {
+    hint: "This guru's sources do not answer this question, so no sources are cited.",
+    meterClass: "trust-meter",
+    fillClass: "trust-fill",
   };
 
   // Server-Sent Events over fetch come from sse.js (shared with the widget).
   const readEventStream = window.OpenGuruSSE.read;
 
   // ---- small helpers -------------------------------------------------------------------------
-
-  function el(tag, className, textValue) {
-    const node = document.createElement(tag);
-    if (className) node.className = className;
-    if (textValue !== undefined) node.textContent = textValue;
-    return node;
-  }
 
   function readCookie(name) {
     for (const part of document.cookie.split(";")) {
@@ -50,19 +44,6 @@
   function csrfToken(form) {
     const field = form.querySelector("input[name=csrfmiddlewaretoken]");
     return readCookie("csrftoken") || (field ? field.value : "");
-  }
-
-  function percent(value) {
-    return Math.round(Math.max(0, Math.min(1, Number(value) || 0)) * 100);
-  }
-
-  function trustLevel(score) {
-    if (score >= 0.75) return "high";
-    return score >= 0.5 ? "medium" : "low";
-  }
-
-  function referenceHref(link) {
-    return window.OpenGuruMarkdown.safeUrl(link, window.location.href);
   }
 
   // ---- one question and its answer -----------------------------------------------------------
@@ -106,7 +87,7 @@
     }
 
     setStage(stage) {
-      this.statusEl.textContent = STAGES[stage] || "Working…";
+      this.statusEl.textContent = Parts.stageText(stage);
       this.statusEl.dataset.stage = stage;
     }
 
@@ -121,7 +102,7 @@
       const numbers = this.references.map((ref) => Number(ref.n));
       const options = { citePrefix: "ref-" + this.index + "-", citations: numbers };
       this.answerEl.replaceChildren(window.OpenGuruMarkdown.render(this.text, options));
-      if (this.text) this.statusEl.textContent = this.finished ? "" : STAGES.generating;
+      if (this.text) this.statusEl.textContent = this.finished ? "" : Parts.STAGES.generating;
     }
 
     setReferences(references, trustScore) {
@@ -131,72 +112,15 @@
     }
 
     renderReferences() {
-      this.refsEl.replaceChildren();
-      this.refsEl.hidden = this.references.length === 0;
-      if (!this.references.length) return;
-      const headingId = "turn-" + this.index + "-sources";
-      const heading = el("h3", "references-title", "Sources");
-      heading.id = headingId;
-      this.refsEl.setAttribute("aria-labelledby", headingId);
-      const list = el("ol", "reference-list");
-      for (const ref of this.references) list.appendChild(this.referenceItem(ref));
-      this.refsEl.append(heading, list);
-    }
-
-    referenceItem(ref) {
-      const n = Number(ref.n);
-      const item = el("li", "reference");
-      item.id = "ref-" + this.index + "-" + n;
-      item.value = n;
-      const kind = KINDS[ref.kind] || { badge: "Source", label: "Source" };
-      const badge = el("span", "ref-kind", kind.badge);
-      badge.dataset.kind = String(ref.kind || "");
-      badge.title = kind.label;
-      const title = this.referenceTitle(ref);
-      item.append(el("span", "ref-n", "[" + n + "]"), badge, title);
-      const locator = String(ref.locator || "");
-      if (locator && !title.textContent.includes(locator)) item.appendChild(el("span", "ref-locator", locator));
-      if (typeof ref.score === "number") {
-        item.appendChild(el("span", "ref-score", percent(ref.score) + "% match"));
-      }
-      return item;
-    }
-
-    referenceTitle(ref) {
-      const title = String(ref.title || ref.link || "Untitled source");
-      const href = referenceHref(ref.link);
-      if (!href) return el("span", "ref-title", title);
-      const a = el("a", "ref-title", title);
-      a.href = href;
-      a.target = "_blank";
-      a.rel = "noopener noreferrer nofollow";
-      return a;
+      Parts.renderReferences(this.refsEl, this.references, Object.assign({
+        headingId: "turn-" + this.index + "-sources",
+        idPrefix: "ref-" + this.index + "-",
+        base: window.location.href,
+      }, REFERENCES));
     }
 
     renderTrust(score, outOfContext) {
-      this.trustEl.replaceChildren();
-      this.trustEl.hidden = false;
-      if (outOfContext) {
-        this.trustEl.dataset.level = "none";
-        this.trustEl.append(
-          el("span", "trust-badge", "Not covered by the sources"),
-          el("span", "trust-hint", "This guru's sources do not answer this question, so no sources are cited.")
-        );
-        return;
-      }
-      const value = percent(score);
-      this.trustEl.dataset.level = trustLevel(score);
-      const label = el("span", "trust-label", "Trust");
-      const meter = el("div", "trust-meter");
-      meter.setAttribute("role", "meter");
-      meter.setAttribute("aria-valuemin", "0");
-      meter.setAttribute("aria-valuemax", "100");
-      meter.setAttribute("aria-valuenow", String(value));
-      meter.setAttribute("aria-label", "Trust score");
-      const fill = el("span", "trust-fill");
-      fill.style.width = value + "%";
-      meter.appendChild(fill);
-      this.trustEl.append(label, meter, el("span", "trust-value", value + "%"));
+      Parts.renderTrust(this.trustEl, score, outOfContext, TRUST);
     }
 
     finish(data) {
@@ -220,15 +144,12 @@
     }
 
     stop() {
-      this.notice("Stopped. The answer above is incomplete.", "stopped");
+      this.notice(MESSAGES.stopped, "stopped");
       this.settle();
     }
 
     notice(message, kind) {
-      this.noticeEl.textContent = message;
-      this.noticeEl.className = "turn-notice " + kind;
-      this.noticeEl.setAttribute("role", kind === "error" ? "alert" : "status");
-      this.noticeEl.hidden = false;
+      Parts.showNotice(this.noticeEl, "turn-notice", message, kind);
     }
 
     settle() {
@@ -306,7 +227,7 @@
       const question = this.input.value.trim();
       if (this.busy() || Date.now() < this.cooldownUntil) return;
       if (!question) {
-        this.showFormError("Type a question first.");
+        this.showFormError(MESSAGES.empty);
         this.input.focus();
         return;
       }
@@ -384,7 +305,7 @@
       if (turn.questionId === null && data.code === "not_found" && this.sessionId) {
         // The conversation this follow-up continues is gone: the next question starts a new one.
         this.sessionId = null;
-        turn.fail(errorText(data) + " Your next question will start a new conversation.");
+        turn.fail(errorText(data) + MESSAGES.newConversation);
         return;
       }
       turn.fail(errorText(data));
@@ -394,7 +315,7 @@
       const payload = await readJson(response);
       if (response.status === 429) {
         const seconds = retryAfterSeconds(response.headers.get("Retry-After"));
-        turn.fail(rateLimitText(seconds, payload));
+        turn.fail(Parts.rateLimitText(seconds, payload && payload.detail ? String(payload.detail) : ""));
         turn.root.classList.add("rate-limited");
         this.startCooldown(seconds);
         return;
@@ -441,15 +362,6 @@
   const readJson = window.OpenGuruSSE.readJson;
   const retryAfterSeconds = window.OpenGuruSSE.retryAfterSeconds;
 
-  function rateLimitText(seconds, payload) {
-    if (seconds) {
-      const unit = seconds === 1 ? " second" : " seconds";
-      return "Too many questions right now. Please wait " + seconds + unit + " before asking again.";
-    }
-    const detail = payload && payload.detail ? String(payload.detail) : "Please wait a moment before asking again.";
-    return "Too many questions right now. " + detail;
-  }
-
   function errorText(data) {
     const detail = data && data.detail ? String(data.detail) : "";
     const code = data && data.code ? String(data.code) : "";
@@ -461,13 +373,8 @@
   function applyAccent(root) {
     const color = String(root.dataset.accent || "");
     if (!/^#[0-9a-fA-F]{6}$/.test(color)) return;
-    const channel = (offset) => {
-      const c = parseInt(color.slice(offset, offset + 2), 16) / 255;
-      return c <= 0.03928 ? c / 12.92 : Math.pow((c + 0.055) / 1.055, 2.4);
-    };
-    const luminance = 0.2126 * channel(1) + 0.7152 * channel(3) + 0.0722 * channel(5);
     root.style.setProperty("--accent", color);
-    root.style.setProperty("--accent-ink", luminance > 0.4 ? "#1b1f24" : "#ffffff");
+    root.style.setProperty("--accent-ink", Parts.inkFor(color));
   }
 
   function boot() {

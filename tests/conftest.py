@@ -15,7 +15,8 @@ from backend.adapters.vector_store.milvus import MilvusVectorStore
 
 pytest_plugins = ["tests.fakes.openai_server", "tests.fakes.gemini_server", "tests.fakes.tei_server",
                   "tests.fakes.youtube_server", "tests.fakes.site_server", "tests.fakes.firecrawl_server",
-                  "tests.support.browser", "tests.support.asgi_server", "tests.support.celery_worker"]
+                  "tests.support.browser", "tests.support.asgi_server", "tests.support.celery_worker",
+                  "tests.browser.widget_fixtures"]
 
 
 @pytest.fixture(autouse=True)

@@ -8,248 +8,72 @@ conversation in sessionStorage across navigation, and refuses to work on an orig
 from __future__ import annotations
 
 import base64
-import functools
 import hashlib
-import json
 import re
-import threading
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 from django.core.cache import cache
-from django.core.files.uploadedfile import SimpleUploadedFile
-from pytest_django.fixtures import Settings as SettingsWrapper
 
-from backend.adapters.llm.fake import RecordedRequest, ReplyScript, ScriptedReply
 from backend.answering.models import Question
-from backend.config.settings.components.models import llm_from_env
 from backend.gurus.models import Guru
-from backend.sources.models import SourceKind, SourceStatus
-from backend.sources.services import source_create
 from backend.widget.models import WidgetId
+from tests.browser.widget_fixtures import (
+    CODE,
+    FIRST_QUESTION,
+    FOLLOW_UP,
+    FOLLOW_UP_SHOWN,
+    HOSTILE_CSS,
+    MOBILE,
+    OFF_TOPIC,
+    RED,
+    REFUSED,
+    XSS_IMG,
+    HostSite,
+)
+from tests.browser.widget_support import (
+    ask_in_widget,
+    growth_steps,
+    shadow_active,
+    stored_conversation,
+    stream_bodies,
+    style_of,
+    wait_finished,
+)
 from tests.factories import GuruFactory
-from tests.fakes.openai_server import FAKE_CHAT_MODEL, FAKE_OPENAI_KEY, OpenAIFakeServer
-from tests.fakes.pdfs import write_pdf
+from tests.fakes.openai_server import OpenAIFakeServer
 from tests.support.browser import playwright_sync_api
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Locator, Page, Request
+    from playwright.sync_api import Page
 
 expect = playwright_sync_api().expect  # without the package: a loud skip, or a failure under CI=true
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
-HOSTILE_CSS = "* { color: red !important; font-size: 40px !important; display: block } head { display: none }"
-REFUSED = "This site is not allowed to use this widget."
-RED = "rgb(255, 0, 0)"
-MOBILE = {"width": 390, "height": 844}
-
-CORPUS = [
-    ["Retrying tasks", "A task can be retried by calling self.retry() inside a bound task.",
-     "The countdown argument sets how many seconds to wait before the retry.",
-     "max_retries limits how many times a task is retried before it fails for good."],
-    ["Choosing a broker", "Celery needs a message broker to send and receive messages.",
-     "RabbitMQ and Redis are the supported brokers for production use."],
-]
-FIRST_QUESTION = "How do I retry a task after a few seconds?"
-FOLLOW_UP = "and how many times at most? <b>bold?</b>"
-FOLLOW_UP_SHOWN = "How many times is a task retried at most? <img src=x onerror=window.__pwned=3>"
-OFF_TOPIC = "What is the capital of Peru?"
-CODE = "@app.task(bind=True, max_retries=3)\ndef send_report(self, to):\n    raise self.retry(countdown=5)"
-FIRST_ANSWER = (
-    "Call **`self.retry()`** inside a *bound* task [1]. Two options matter:\n\n"
-    "- `countdown`: how many seconds to wait before the retry [1]\n"
-    "- `max_retries`: how many times the task is retried before it fails for good [1]\n\n"
-    f"```python\n{CODE}\n```\n"
-)
-XSS_IMG = '<img src=x onerror="window.__pwned=1">'
-FOLLOW_UP_ANSWER = f"At most `max_retries` times [1]. {XSS_IMG} and [x](javascript:window.__pwned=2) stay inert."
-
-
-class WidgetScript(ReplyScript):
-    """The fake LLM's replies chosen by request shape, so the test does not depend on the call order."""
-
-    def next(self, request: RecordedRequest) -> ScriptedReply:
-        super().next(request)  # records the request
-        last = request.messages[-1][1] if request.messages else ""
-        off_topic = "Peru" in last
-        follow_up = "at most" in last
-        properties = (request.json_schema or {}).get("properties", {})
-        if "grades" in properties:
-            return ScriptedReply(json={"grades": [{"id": i, "score": 0.02 if off_topic else 0.9} for i in range(50)]})
-        if "prettified" in properties:
-            return ScriptedReply(json=_understanding(off_topic, follow_up))
-        if request.stream:
-            return ScriptedReply(text=FOLLOW_UP_ANSWER if follow_up else FIRST_ANSWER, chunks=14, chunk_delay=0.1)
-        return ScriptedReply(text="Retrying Celery tasks")
-
-
-def _understanding(off_topic: bool, follow_up: bool) -> dict[str, Any]:
-    if off_topic:
-        return {"prettified": OFF_TOPIC, "intent": "question", "answer_length": "short", "in_scope": False,
-                "retrieval_query": "capital of Peru", "reply": ""}
-    prettified = FOLLOW_UP_SHOWN if follow_up else FIRST_QUESTION
-    return {"prettified": prettified, "intent": "question", "answer_length": "short", "in_scope": True,
-            "retrieval_query": "retry a task countdown max_retries", "reply": ""}
-
-
-@pytest.fixture
-def fake_llm(settings: SettingsWrapper, openai_server: OpenAIFakeServer) -> Iterator[OpenAIFakeServer]:
-    """The OpenAI provider pointed at the wire-level fake, streaming its answers in paced chunks."""
-    openai_server.script = WidgetScript()
-    settings.OPENGURU_LLM = llm_from_env({"OPENAI_API_KEY": FAKE_OPENAI_KEY, "OPENAI_BASE_URL": openai_server.api_base,
-                                          "OPENGURU_CHAT_MODEL": FAKE_CHAT_MODEL})
-    yield openai_server
-
-
-@pytest.fixture
-def celery_guru(tmp_path: Path) -> Guru:
-    """A guru with one indexed PDF (eager tasks; autocommit runs on_commit callbacks at once)."""
-    cache.clear()  # rate-limit counters live in the cache, which transactions do not reset
-    guru: Guru = GuruFactory(slug="celery", name="Celery Guru", base_color="#7c3aed",
-                             domain_knowledge="the Celery task queue for Python",
-                             intro_text="Ask me about Celery tasks.\n<b>Not bold</b> & friends.")
-    pdf = write_pdf(tmp_path / "celery-manual.pdf", CORPUS)
-    upload = SimpleUploadedFile("celery-manual.pdf", pdf.read_bytes(), content_type="application/pdf")
-    source = source_create(guru=guru, kind=SourceKind.PDF, upload=upload, title="Celery manual")
-    source.refresh_from_db()
-    assert source.status == SourceStatus.INDEXED, source.error_message
-    return guru
-
-
-# ---- host sites: plain http.server threads, each on its own port, so each is its own origin --------------------
-
-
-class _QuietHandler(SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's signature
-        pass
-
-
-@dataclass
-class HostSite:
-    origin: str
-    root: Path
-
-    def page(self, name: str, app: str, key: str, attributes: str = "", head: str = "") -> str:
-        """Write a host page embedding the widget and return its URL."""
-        (self.root / name).write_text(
-            "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
-            f"<meta name='viewport' content='width=device-width, initial-scale=1'>{head}"
-            f"<title>Host docs</title><style>{HOSTILE_CSS}</style></head><body>"
-            "<h1>Host documentation</h1><p>Some page content.</p><a href='other.html'>Next page</a>"
-            f"<script async src='{app}/widget.js' id='guru-widget-id' data-widget-id='{key}' {attributes}></script>"
-            "</body></html>", encoding="utf-8")
-        return f"{self.origin}/{name}"
-
-
-@pytest.fixture
-def host_sites(tmp_path: Path) -> Iterator[Callable[[], HostSite]]:
-    """Start static sites on demand; each one's origin differs from the app's and from the others'."""
-    servers: list[ThreadingHTTPServer] = []
-
-    def start() -> HostSite:
-        root = tmp_path / f"site-{len(servers)}"
-        root.mkdir()
-        server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(root)))
-        threading.Thread(target=server.serve_forever, name=f"host-site-{len(servers)}", daemon=True).start()
-        servers.append(server)
-        return HostSite(origin=f"http://127.0.0.1:{server.server_address[1]}", root=root)
-
-    yield start
-    for server in servers:
-        server.shutdown()
-        server.server_close()
-
-
-# ---- helpers ---------------------------------------------------------------------------------------------------
-
-SAMPLER_JS = """(turns) => {
-  window.__samples = [];
-  const root = document.getElementById("openguru-widget").shadowRoot;
-  const timer = setInterval(() => {
-    const answers = root.querySelectorAll(".turn .md");
-    if (answers.length < turns) return;
-    const answer = answers[turns - 1];
-    const busy = answer.getAttribute("aria-busy") === "true";
-    window.__samples.push({length: answer.textContent.length, busy: busy});
-    if (!busy) clearInterval(timer);
-  }, 20);
-}"""
-ACTIVE_JS = """() => {
-  const host = document.getElementById("openguru-widget");
-  const active = host && host.shadowRoot.activeElement;
-  return document.activeElement === host && active ? (active.id || active.className) : null;
-}"""
-
-
-def _shadow_active(page: Page) -> str | None:
-    """The id or class of the focused element inside the widget's shadow root (None when focus is elsewhere)."""
-    return page.evaluate(ACTIVE_JS)
-
-
-def _ask(page: Page, question: str, turns: int) -> None:
-    page.evaluate(SAMPLER_JS, turns)
-    box = page.get_by_label("Your question")
-    box.fill(question)
-    box.press("Enter")
-
-
-def _wait_finished(page: Page, turns: int) -> Locator:
-    expect(page.locator(".turn")).to_have_count(turns)
-    turn = page.locator(".turn").nth(turns - 1)
-    expect(turn.locator(".md")).to_have_attribute("aria-busy", "false", timeout=30_000)
-    return turn
-
-
-def _growth_steps(page: Page) -> int:
-    lengths = [s["length"] for s in page.evaluate("window.__samples") if s["busy"]]
-    return sum(1 for before, after in zip(lengths, lengths[1:], strict=False) if after > before)
-
-
-def _stream_bodies(page: Page) -> list[dict[str, Any]]:
-    bodies: list[dict[str, Any]] = []
-
-    def record(request: Request) -> None:
-        if request.method == "POST" and request.url.endswith("/widget/stream/"):
-            bodies.append(request.post_data_json)
-
-    page.on("request", record)
-    return bodies
-
-
-def _style(locator: Locator, prop: str) -> str:
-    return locator.evaluate("(node, prop) => getComputedStyle(node).getPropertyValue(prop)", prop)
-
-
-def _stored(page: Page, key: str) -> dict[str, Any]:
-    return json.loads(page.evaluate("(key) => sessionStorage.getItem(key)", f"openguru-widget:{key}") or "null")
-
-
 # ---- tests -----------------------------------------------------------------------------------------------------
 
 
 def test_widget_streams_cited_answers_and_keeps_the_conversation(
-    page: Page, asgi_live_server: str, celery_guru: Guru, fake_llm: OpenAIFakeServer, page_errors: list[str],
+    page: Page, asgi_live_server: str, widget_guru: Guru, widget_llm: OpenAIFakeServer, page_errors: list[str],
     host_sites: Callable[[], HostSite], screenshot: Callable[..., Path],
 ) -> None:
     site = host_sites()
-    widget = WidgetId.objects.create(guru=celery_guru, allowed_origins=[site.origin])
+    widget = WidgetId.objects.create(guru=widget_guru, allowed_origins=[site.origin])
     url = site.page("index.html", asgi_live_server, widget.key)
     site.page("other.html", asgi_live_server, widget.key)
     assert site.origin != asgi_live_server
     page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=site.origin)
-    bodies = _stream_bodies(page)
+    bodies = stream_bodies(page)
     page.goto(url)
 
     # The host page's CSS applies to the host page but not inside the widget.
     launcher = page.get_by_role("button", name="Ask AI")
     expect(launcher).to_be_visible()
-    assert _style(page.locator("h1"), "color") == RED
-    assert _style(launcher, "font-size") == "15px" and _style(launcher, "color") != RED
+    assert style_of(page.locator("h1"), "color") == RED
+    assert style_of(launcher, "font-size") == "15px" and style_of(launcher, "color") != RED
     expect(launcher).to_have_attribute("aria-expanded", "false")
 
     # Open: focus moves into the panel; the guru's name, intro and colour come from GET /widget/guru/.
@@ -257,16 +81,16 @@ def test_widget_streams_cited_answers_and_keeps_the_conversation(
     dialog = page.get_by_role("dialog", name="Celery Guru")
     expect(dialog).to_be_visible()
     expect(launcher).to_have_attribute("aria-expanded", "true")
-    assert _shadow_active(page) == "og-input"
+    assert shadow_active(page) == "og-input"
     expect(page.locator(".intro")).to_have_text("Ask me about Celery tasks.\n<b>Not bold</b> & friends.")
-    assert _style(page.locator(".og"), "--accent").strip() == "#7c3aed"
-    assert _style(page.locator(".intro"), "font-size") == "15px"
+    assert style_of(page.locator(".og"), "--accent").strip() == "#7c3aed"
+    assert style_of(page.locator(".intro"), "font-size") == "15px"
 
     # 1. The answer streams in visibly, then sources and the trust meter.
-    _ask(page, FIRST_QUESTION, 1)
+    ask_in_widget(page, FIRST_QUESTION, 1)
     expect(page.get_by_role("button", name="Stop")).to_be_visible()
-    first = _wait_finished(page, 1)
-    steps = _growth_steps(page)
+    first = wait_finished(page, 1)
+    steps = growth_steps(page)
     assert steps >= 2, f"the answer did not grow incrementally: {steps} growth steps"
     expect(first.locator(".q")).to_have_text(FIRST_QUESTION)
     expect(first.locator(".md code.language-python")).to_have_text(CODE)
@@ -280,7 +104,7 @@ def test_widget_streams_cited_answers_and_keeps_the_conversation(
     expect(first.locator(".trust-value")).to_have_text("90%")
     expect(first.locator(".trust")).to_have_attribute("data-level", "high")
     expect(page.get_by_role("button", name="Send")).to_be_enabled()
-    assert _style(first.locator(".md p").first, "color") != RED
+    assert style_of(first.locator(".md p").first, "color") != RED
     # A citation scrolls to its source inside the widget; the host page's URL does not change.
     first.locator(".md a.cite").first.click()
     expect(source).to_have_class(re.compile(r"\bflash\b"))
@@ -297,12 +121,12 @@ def test_widget_streams_cited_answers_and_keeps_the_conversation(
     copy.click()
     expect(copy).to_have_text("Copied")
     assert page.evaluate("navigator.clipboard.readText()") == CODE
-    assert _shadow_active(page) == "code-copy"
+    assert shadow_active(page) == "code-copy"
     screenshot("desktop-open")
 
     # 2. A follow-up keeps the session; HTML in the question and the answer stays inert text.
-    _ask(page, FOLLOW_UP, 2)
-    second = _wait_finished(page, 2)
+    ask_in_widget(page, FOLLOW_UP, 2)
+    second = wait_finished(page, 2)
     expect(second.locator(".q")).to_have_text(FOLLOW_UP_SHOWN)
     expect(second.locator(".md")).to_contain_text(XSS_IMG)
     expect(second.locator(".md")).to_contain_text("x stay inert.")
@@ -311,10 +135,10 @@ def test_widget_streams_cited_answers_and_keeps_the_conversation(
     hrefs = page.locator(".md a").evaluate_all("(links) => links.map((a) => a.getAttribute('href'))")
     assert hrefs and all(h.startswith(("#og-ref-", "http://", "https://")) for h in hrefs), hrefs
 
-    session_id = str(Question.objects.filter(guru=celery_guru).order_by("pk").first().binge_id)  # type: ignore[union-attr]
+    session_id = str(Question.objects.filter(guru=widget_guru).order_by("pk").first().binge_id)  # type: ignore[union-attr]
     assert [body["question"] for body in bodies] == [FIRST_QUESTION, FOLLOW_UP]
     assert "session_id" not in bodies[0] and bodies[1]["session_id"] == session_id
-    stored = _stored(page, widget.key)
+    stored = stored_conversation(page, widget.key)
     assert stored["sessionId"] == session_id
     assert [turn["q"] for turn in stored["turns"]] == [FIRST_QUESTION, FOLLOW_UP_SHOWN]
     assert stored["turns"][0]["text"].startswith("Call **`self.retry()`** inside a *bound* task [1].")
@@ -329,8 +153,8 @@ def test_widget_streams_cited_answers_and_keeps_the_conversation(
     expect(page.locator(".turn").first.locator(".trust-value")).to_have_text("90%")
     expect(page.locator(".turn").first.locator(".refs li")).not_to_have_count(0)
     assert page.locator(".turn img").count() == 0 and page.evaluate("window.__pwned") is None
-    _ask(page, OFF_TOPIC, 3)
-    third = _wait_finished(page, 3)
+    ask_in_widget(page, OFF_TOPIC, 3)
+    third = wait_finished(page, 3)
     expect(third.locator(".trust")).to_have_attribute("data-level", "none")
     expect(third.locator(".trust-badge")).to_have_text("Not covered by the sources")
     expect(third.locator(".refs li")).to_have_count(0)
@@ -344,16 +168,16 @@ def test_widget_streams_cited_answers_and_keeps_the_conversation(
     # Focus trap: Tab from the last control wraps to the first, Shift+Tab back to the last.
     page.get_by_label("Your question").focus()
     page.keyboard.press("Tab")
-    assert _shadow_active(page) == "send"
+    assert shadow_active(page) == "send"
     page.keyboard.press("Tab")
     assert page.evaluate("document.getElementById('openguru-widget').shadowRoot.activeElement.textContent") == "New"
     page.keyboard.press("Shift+Tab")
-    assert _shadow_active(page) == "send"
+    assert shadow_active(page) == "send"
 
     # Esc closes and focus returns to the launcher.
     page.keyboard.press("Escape")
     expect(page.get_by_role("dialog")).to_be_hidden()
-    assert _shadow_active(page) == "launcher"
+    assert shadow_active(page) == "launcher"
 
     # Mobile: the panel takes the whole screen.
     page.set_viewport_size(MOBILE)
@@ -366,12 +190,12 @@ def test_widget_streams_cited_answers_and_keeps_the_conversation(
 
 
 def test_widget_refuses_an_origin_that_is_not_allowed(
-    page: Page, asgi_live_server: str, celery_guru: Guru, fake_llm: OpenAIFakeServer,
+    page: Page, asgi_live_server: str, widget_guru: Guru, widget_llm: OpenAIFakeServer,
     host_sites: Callable[[], HostSite], screenshot: Callable[..., Path],
 ) -> None:
     allowed, other = host_sites(), host_sites()
-    widget = WidgetId.objects.create(guru=celery_guru, allowed_origins=[allowed.origin])
-    bodies = _stream_bodies(page)
+    widget = WidgetId.objects.create(guru=widget_guru, allowed_origins=[allowed.origin])
+    bodies = stream_bodies(page)
     page.goto(other.page("index.html", asgi_live_server, widget.key))
     page.get_by_role("button", name="Ask AI").click()
     expect(page.get_by_role("alert").filter(has_text=REFUSED)).to_be_visible()
@@ -388,29 +212,29 @@ def test_widget_refuses_an_origin_that_is_not_allowed(
     expect(page.get_by_role("dialog", name="Celery Guru")).to_be_visible()
     widget.allowed_origins = [allowed.origin]
     widget.save()
-    _ask(page, FIRST_QUESTION, 1)
-    turn = _wait_finished(page, 1)
+    ask_in_widget(page, FIRST_QUESTION, 1)
+    turn = wait_finished(page, 1)
     expect(turn.locator(".notice.error")).to_have_text(REFUSED)
     expect(turn.locator(".md")).to_be_hidden()
     expect(page.locator(".banner")).to_have_text(REFUSED)
     assert len(bodies) == 1
     assert Question.objects.count() == 0
-    assert fake_llm.script.requests == []
+    assert widget_llm.script.requests == []
 
 
 def test_widget_rate_limit_and_network_errors(
-    page: Page, asgi_live_server: str, celery_guru: Guru, host_sites: Callable[[], HostSite],
+    page: Page, asgi_live_server: str, widget_guru: Guru, host_sites: Callable[[], HostSite],
 ) -> None:
     site = host_sites()
-    widget = WidgetId.objects.create(guru=celery_guru, allowed_origins=[site.origin], per_ip_rate_limit_per_minute=1)
+    widget = WidgetId.objects.create(guru=widget_guru, allowed_origins=[site.origin], per_ip_rate_limit_per_minute=1)
     page.goto(site.page("index.html", asgi_live_server, widget.key))
     page.get_by_role("button", name="Ask AI").click()
     expect(page.get_by_role("dialog", name="Celery Guru")).to_be_visible()
 
     # The server cannot be reached at all: a network error, not a refusal.
     page.route(f"{asgi_live_server}/**", lambda route: route.abort())
-    _ask(page, "hello", 1)
-    turn = _wait_finished(page, 1)
+    ask_in_widget(page, "hello", 1)
+    turn = wait_finished(page, 1)
     expect(turn.locator(".notice.error")).to_have_text(
         "Could not reach the server. Check your connection and try again.")
     expect(page.locator(".banner")).to_be_hidden()
@@ -418,8 +242,8 @@ def test_widget_rate_limit_and_network_errors(
 
     refused = None
     for number in range(2, 5):  # a minute boundary may reset the counter once
-        _ask(page, f"hello number {number}", number)
-        turn = _wait_finished(page, number)
+        ask_in_widget(page, f"hello number {number}", number)
+        turn = wait_finished(page, number)
         if turn.locator(".notice.error").count():
             refused = turn.locator(".notice.error")
             break
@@ -459,8 +283,8 @@ def test_widget_options_and_dark_mode(
     expect(dialog).to_be_visible()
     expect(page.locator(".icon")).to_be_visible()
     assert (page.locator(".icon").get_attribute("src") or "") == f"{site.origin}/icon.svg"
-    assert _style(page.locator(".og"), "--accent").strip() == "#0a7d33"
-    assert _style(page.locator(".panel"), "background-color") == "rgb(22, 25, 30)"
+    assert style_of(page.locator(".og"), "--accent").strip() == "#0a7d33"
+    assert style_of(page.locator(".panel"), "background-color") == "rgb(22, 25, 30)"
     panel_box = dialog.bounding_box()
     assert panel_box and panel_box["x"] == 30
     screenshot("dark-bottom-left")
@@ -470,27 +294,27 @@ def test_widget_options_and_dark_mode(
     page.goto(site.page("auto.html", asgi_live_server, widget.key))
     page.get_by_role("button", name="Ask AI").click()
     expect(page.get_by_role("dialog", name="Docs Guru")).to_be_visible()
-    assert _style(page.locator(".panel"), "background-color") == "rgb(22, 25, 30)"
+    assert style_of(page.locator(".panel"), "background-color") == "rgb(22, 25, 30)"
     page.emulate_media(color_scheme="light")
-    assert _style(page.locator(".panel"), "background-color") == "rgb(255, 255, 255)"
+    assert style_of(page.locator(".panel"), "background-color") == "rgb(255, 255, 255)"
     page.keyboard.press("Escape")
-    assert _shadow_active(page) == "launcher"
+    assert shadow_active(page) == "launcher"
     assert page_errors == []
 
 
 def test_widget_feedback_votes_on_an_answer(
-    page: Page, asgi_live_server: str, celery_guru: Guru, fake_llm: OpenAIFakeServer, page_errors: list[str],
+    page: Page, asgi_live_server: str, widget_guru: Guru, widget_llm: OpenAIFakeServer, page_errors: list[str],
     host_sites: Callable[[], HostSite], screenshot: Callable[..., Path],
 ) -> None:
     site = host_sites()
-    widget = WidgetId.objects.create(guru=celery_guru, allowed_origins=[site.origin])
+    widget = WidgetId.objects.create(guru=widget_guru, allowed_origins=[site.origin])
     page.goto(site.page("index.html", asgi_live_server, widget.key, "data-light-mode='dark'"))
     page.get_by_role("button", name="Ask AI").click()
     expect(page.get_by_role("dialog", name="Celery Guru")).to_be_visible()
-    _ask(page, FIRST_QUESTION, 1)
+    ask_in_widget(page, FIRST_QUESTION, 1)
     expect(page.locator(".turn").first.locator(".vote")).to_be_hidden()  # not while the answer streams
-    turn = _wait_finished(page, 1)
-    question = Question.objects.get(guru=celery_guru)
+    turn = wait_finished(page, 1)
+    question = Question.objects.get(guru=widget_guru)
     up = turn.get_by_role("button", name="Helpful", exact=True)
     down = turn.get_by_role("button", name="Not helpful")
     status = turn.get_by_role("group", name="Rate this answer").get_by_role("status")
@@ -502,7 +326,7 @@ def test_widget_feedback_votes_on_an_answer(
     expect(down).to_have_attribute("aria-pressed", "false")
     question.refresh_from_db()
     assert question.feedback == 1
-    assert _style(up, "border-color") != _style(down, "border-color")  # the chosen one stands out
+    assert style_of(up, "border-color") != style_of(down, "border-color")  # the chosen one stands out
     screenshot("voted-dark")
 
     # Clicking the chosen one again clears the vote.

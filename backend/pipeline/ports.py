@@ -131,6 +131,13 @@ class ChatModel(Protocol):
         """TextDelta events, then one Usage. Stops early (and closes the connection) once `cancel` is set."""
         ...
 
+    def available_models(self) -> list[str]:
+        """Model ids this provider offers for chat; raises TransientServiceError/PermanentServiceError like other calls.
+
+        Bounded (at most MAX_MODEL_IDS ids) and quicker to give up than answers, as a settings page waits for it.
+        """
+        ...
+
 
 class Reranker(Protocol):
     """Scores passages against a query; must not embed passages at query time."""

@@ -7,10 +7,12 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 import pytest
+from django.core.cache import cache
 from django.test import Client
 from pytest_django.fixtures import Settings as SettingsWrapper
 
 from backend.answering.selectors import thresholds_for
+from backend.config.settings.components.models import llm_from_env
 from backend.core.models import Settings
 from backend.core.selectors import settings_get
 from backend.core.services import settings_update
@@ -20,6 +22,8 @@ from backend.gurus.services import collection_name_for
 from backend.sources.indexing import chunking_config
 from backend.sources.models import DataSource
 from tests.factories import DataSourceFactory, GuruFactory, UserFactory
+from tests.fakes.gemini_server import FAKE_GEMINI_KEY, FakeGeminiServer
+from tests.fakes.openai_server import FAKE_CHAT_MODEL, FAKE_OPENAI_KEY, OpenAIFakeServer
 
 pytestmark = [pytest.mark.django_db, pytest.mark.production_profile]  # PostgreSQL too: its query plans differ
 
@@ -48,6 +52,15 @@ def online(settings: SettingsWrapper) -> None:
                                       "TOKEN": MILVUS_TOKEN}
     settings.OPENGURU_RERANKER = {"BACKEND": "local", "URL": "https://rerank.example.com/rerank",
                                   "MODEL": "bge", "API_KEY": RERANK_KEY}
+
+
+@pytest.fixture
+def with_llm(settings: SettingsWrapper, openai_server: OpenAIFakeServer) -> OpenAIFakeServer:
+    """The OpenAI SDK against the fake server, which lists three chat models."""
+    settings.OPENGURU_LLM = llm_from_env({"OPENAI_API_KEY": FAKE_OPENAI_KEY, "OPENAI_BASE_URL": openai_server.api_base,
+                                          "OPENGURU_CHAT_MODEL": FAKE_CHAT_MODEL})
+    openai_server.chat_models = frozenset({FAKE_CHAT_MODEL, "gpt-4.1-mini", "gpt-4o"})
+    return openai_server
 
 
 def _guru_form(**changes: str) -> dict[str, str]:
@@ -107,13 +120,87 @@ def test_an_unchanged_chat_model_does_not_block_saving_thresholds(client: Client
     assert (guru.chat_model, guru.rerank_threshold) == ("gpt-4o", 0.4)
 
 
-def test_a_chat_model_is_validated_against_the_provider(client: Client, guru: Guru, online: None) -> None:
+def test_a_chat_model_is_validated_against_the_provider(
+    client: Client, guru: Guru, with_llm: OpenAIFakeServer
+) -> None:
     bad = client.post("/dashboard/g/celery/settings/", _guru_form(chat_model="gpt 4o; rm -rf"))
     assert "Use a model id" in bad.content.decode() and Guru.objects.get(pk=guru.pk).chat_model == ""
+    assert with_llm.models_listed == 0  # a malformed id never reaches the provider
     good = client.post("/dashboard/g/celery/settings/", _guru_form(chat_model="gpt-4.1-mini"))
     assert good.status_code == 302 and Guru.objects.get(pk=guru.pk).chat_model == "gpt-4.1-mini"
     page = client.get("/dashboard/g/celery/settings/").content.decode()
     assert "gpt-4.1-mini" in page and "this guru&#x27;s override" in page
+    assert "Saved." in page and "could not be read" not in page
+
+
+def test_a_model_the_provider_does_not_offer_is_refused_with_what_it_offers(
+    client: Client, guru: Guru, with_llm: OpenAIFakeServer
+) -> None:
+    response = client.post("/dashboard/g/celery/settings/", _guru_form(chat_model="gpt-4.1-mimi"))
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert "does not offer gpt-4.1-mimi. Did you mean gpt-4.1-mini?" in page
+    assert f"Available: gpt-4.1-mini, gpt-4o, {FAKE_CHAT_MODEL}." in page
+    assert Guru.objects.get(pk=guru.pk).chat_model == ""
+
+
+def test_a_long_model_list_is_shortened_sorted_in_the_error(
+    client: Client, guru: Guru, with_llm: OpenAIFakeServer
+) -> None:
+    with_llm.chat_models = frozenset(f"model-{i:02d}" for i in range(25))
+    page = client.post("/dashboard/g/celery/settings/", _guru_form(chat_model="other")).content.decode()
+    shown = ", ".join(f"model-{i:02d}" for i in range(10))
+    assert f"Available: {shown} and 15 more." in page and "model-10" not in page
+
+
+def test_the_model_list_is_cached_for_a_few_minutes(client: Client, guru: Guru, with_llm: OpenAIFakeServer) -> None:
+    client.post("/dashboard/g/celery/settings/", _guru_form(chat_model="gpt-4o"))
+    client.post("/dashboard/g/celery/settings/", _guru_form(chat_model="gpt-4.1-mini"))
+    client.post("/dashboard/g/celery/settings/", _guru_form(chat_model="nope"))
+    assert with_llm.models_listed == 1
+    client.post("/dashboard/g/celery/settings/", _guru_form(chat_model="gpt-4.1-mini", rerank_threshold="0.2"))
+    assert with_llm.models_listed == 1  # an unchanged id is not checked at all
+
+
+@pytest.mark.parametrize("status", [500, 401])
+def test_when_the_model_list_fails_the_id_is_saved_with_a_warning(
+    client: Client, guru: Guru, with_llm: OpenAIFakeServer, status: int
+) -> None:
+    with_llm.models_status = status
+    response = client.post("/dashboard/g/celery/settings/", _guru_form(chat_model="gpt-4o"), follow=True)
+    page = response.content.decode()
+    assert Guru.objects.get(pk=guru.pk).chat_model == "gpt-4o"
+    assert "gpt-4o was saved without being checked" in page and f"HTTP {status}" in page
+    assert FAKE_OPENAI_KEY not in page
+    with_llm.models_status = 200
+    client.post("/dashboard/g/celery/settings/", _guru_form(chat_model="nope"))
+    assert with_llm.models_listed == (2 if status == 500 else 1) + 1  # failures are not cached
+
+
+def test_a_rejected_key_is_named_without_any_part_of_it(
+    client: Client, guru: Guru, with_llm: OpenAIFakeServer, settings: SettingsWrapper
+) -> None:
+    settings.OPENGURU_LLM = {**settings.OPENGURU_LLM, "API_KEY": "sk-wrong-SECRET-4242"}
+    page = client.post("/dashboard/g/celery/settings/", _guru_form(chat_model="gpt-4o"), follow=True).content.decode()
+    assert "rejected the API key" in page and Guru.objects.get(pk=guru.pk).chat_model == "gpt-4o"
+    assert "sk-wro" not in page and "4242" not in page
+
+
+def test_an_ollama_tag_may_be_left_out(client: Client, guru: Guru, with_llm: OpenAIFakeServer) -> None:
+    with_llm.chat_models = frozenset({"llama3.2:latest", "qwen3:8b"})
+    assert client.post("/dashboard/g/celery/settings/", _guru_form(chat_model="llama3.2")).status_code == 302
+    assert client.post("/dashboard/g/celery/settings/", _guru_form(chat_model="qwen3")).status_code == 200
+
+
+def test_gemini_ids_are_checked_with_or_without_their_prefix(
+    client: Client, guru: Guru, settings: SettingsWrapper, gemini_server: FakeGeminiServer
+) -> None:
+    settings.OPENGURU_LLM = llm_from_env({"GEMINI_API_KEY": FAKE_GEMINI_KEY, "GEMINI_BASE_URL": gemini_server.url})
+    assert client.post("/dashboard/g/celery/settings/", _guru_form(chat_model="models/gemini-2.5-pro")
+                       ).status_code == 302
+    refused = client.post("/dashboard/g/celery/settings/", _guru_form(chat_model="gemini-embedding-001"))
+    assert "does not offer gemini-embedding-001" in refused.content.decode()
+    assert Guru.objects.get(pk=guru.pk).chat_model == "models/gemini-2.5-pro"
 
 
 def test_another_maintainer_gets_404_and_anonymous_a_login_redirect(client: Client, guru: Guru) -> None:
@@ -196,6 +283,21 @@ def test_bad_instance_settings_are_refused(
     assert response.status_code == 200 and field_message in response.content.decode()
     stored = settings_get()
     assert (stored.chunk_size, stored.chunk_overlap, stored.history_turns) == (None, None, 4)
+
+
+def test_the_instance_answer_model_is_checked_the_same_way(
+    client: Client, staff: Any, with_llm: OpenAIFakeServer
+) -> None:
+    refused = client.post("/dashboard/settings/", {**INSTANCE, "answer_model": "gpt-5-ultra"})
+    assert refused.status_code == 200 and "does not offer gpt-5-ultra" in refused.content.decode()
+    assert settings_get().answer_model == ""
+    assert client.post("/dashboard/settings/", {**INSTANCE, "answer_model": "gpt-4o"}).status_code == 302
+    assert settings_get().answer_model == "gpt-4o"
+    cache.clear()  # so that the next id is listed again, and fails
+    with_llm.models_status = 503
+    page = client.post("/dashboard/settings/", {**INSTANCE, "answer_model": "gpt-4.1-mini"}, follow=True)
+    assert settings_get().answer_model == "gpt-4.1-mini"
+    assert "gpt-4.1-mini was saved without being checked" in page.content.decode()
 
 
 def test_reindex_every_source_schedules_all_gurus(

@@ -23,6 +23,17 @@ from tests.fakes.http import FakeRequest, FakeResponder, serve
 FAKE_GEMINI_KEY = "fake-gemini-key"
 # The SDK sends /v1/... by default and /v1beta/... when GOOGLE_GENAI_API_VERSION=beta.
 _PATH = re.compile(r"^/(?:v1|v1beta)/models/(?P<model>[^/:]+):(?P<method>[A-Za-z]+)$")
+_LIST_PATH = re.compile(r"^/(?:v1|v1beta)/models$")
+_CHAT_METHODS = ["generateContent", "countTokens", "createCachedContent", "batchGenerateContent"]
+# What models.list offers by default: two chat models and an embedding model (which cannot generateContent).
+DEFAULT_LISTED_MODELS: tuple[tuple[str, list[str]], ...] = (
+    ("gemini-2.5-flash", _CHAT_METHODS),
+    ("gemini-2.5-pro", _CHAT_METHODS),
+    ("gemini-embedding-001", ["embedContent", "countTextTokens", "countTokens", "asyncBatchEmbedContent"]),
+)
+# Gemini answers 50 models per page unless asked otherwise, and at most 1000.
+_DEFAULT_PAGE_SIZE = 50
+_MAX_PAGE_SIZE = 1000
 _STATUS_NAMES = {
     400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
     408: "DEADLINE_EXCEEDED", 409: "ABORTED", 429: "RESOURCE_EXHAUSTED", 499: "CANCELLED", 500: "INTERNAL",
@@ -56,10 +67,12 @@ class StreamRecord:
 
 
 class FakeGeminiServer:
-    """Routes google-genai calls: generateContent, streamGenerateContent (SSE) and batchEmbedContents.
+    """Routes google-genai calls: generateContent, streamGenerateContent (SSE), batchEmbedContents, models.list.
 
     Chat requests replay `script`; embedding requests replay `embed_script` (for error statuses and delays)
-    and return HashingEmbedder vectors at the requested dimensionality.
+    and return HashingEmbedder vectors at the requested dimensionality. models.list pages through `listed`
+    ((id, supportedGenerationMethods or None) pairs), at most `max_page_size` a page; a `models_status` other
+    than 200 makes it fail with that status. `list_queries` records each list request's query.
     """
 
     def __init__(self, api_key: str = FAKE_GEMINI_KEY) -> None:
@@ -68,6 +81,11 @@ class FakeGeminiServer:
         self.script = ReplyScript()
         self.embed_script = ReplyScript()
         self.streams: list[StreamRecord] = []
+        self.listed: list[tuple[str, list[str] | None]] = [(name, list(methods))
+                                                           for name, methods in DEFAULT_LISTED_MODELS]
+        self.max_page_size = _MAX_PAGE_SIZE
+        self.models_status = 200
+        self.list_queries: list[dict[str, list[str]]] = []
 
     def route(self, request: FakeRequest, respond: FakeResponder) -> None:
         try:
@@ -77,6 +95,9 @@ class FakeGeminiServer:
 
     def _dispatch(self, request: FakeRequest, respond: FakeResponder) -> None:
         url = urlsplit(request.path)
+        if request.method == "GET" and _LIST_PATH.match(url.path):
+            self._list(request, parse_qs(url.query), respond)
+            return
         match = _PATH.match(url.path)
         handlers: dict[str, Callable[[str, FakeRequest, FakeResponder], None]] = {
             "generateContent": self._generate,
@@ -94,6 +115,28 @@ class FakeGeminiServer:
             respond.json(google_error(400, "this fake streams only with alt=sse"), status=400)
             return
         handlers[match["method"]](match["model"], request, respond)
+
+    def _list(self, request: FakeRequest, query: dict[str, list[str]], respond: FakeResponder) -> None:
+        """models.list: `pageSize` models from the offset `pageToken` names, and the next page's token."""
+        key_error = self._key_error(request.headers.get("x-goog-api-key"))
+        if key_error is not None:
+            respond.json(key_error, status=key_error["error"]["code"])
+            return
+        self.list_queries.append(query)
+        if self.models_status != 200:
+            respond.json(google_error(self.models_status), status=self.models_status)
+            return
+        token = query.get("pageToken", [""])[0]
+        if token and not re.fullmatch(r"offset-\d+", token):
+            respond.json(google_error(400, "Invalid page token."), status=400)
+            return
+        start = int(token.removeprefix("offset-")) if token else 0
+        size = min(int(query.get("pageSize", [_DEFAULT_PAGE_SIZE])[0]) or _DEFAULT_PAGE_SIZE, self.max_page_size)
+        page = self.listed[start : start + size]
+        body: dict[str, Any] = {"models": [_listed_model(name, methods) for name, methods in page]}
+        if start + size < len(self.listed):
+            body["nextPageToken"] = f"offset-{start + size}"
+        respond.json(body)
 
     def _key_error(self, key: str | None) -> dict[str, Any] | None:
         if not key:
@@ -160,6 +203,15 @@ class FakeGeminiServer:
             respond.json(google_error(400, problem), status=400)
             return
         respond.json({"embeddings": [{"values": _vector(item)} for item in items]})
+
+
+def _listed_model(name: str, methods: list[str] | None) -> dict[str, Any]:
+    """A Model resource as models.list returns it; `methods` None leaves supportedGenerationMethods out."""
+    model: dict[str, Any] = {"name": f"models/{name}", "version": "001", "displayName": name,
+                             "inputTokenLimit": 1048576, "outputTokenLimit": 65536}
+    if methods is not None:
+        model["supportedGenerationMethods"] = methods
+    return model
 
 
 def _chat_messages(body: dict[str, Any]) -> list[tuple[str, str]]:

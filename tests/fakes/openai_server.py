@@ -1,4 +1,4 @@
-"""A fake OpenAI-compatible server (chat completions, SSE streaming, embeddings) and its pytest fixtures."""
+"""A fake OpenAI-compatible server (chat completions, SSE streaming, embeddings, model list) and its fixtures."""
 
 from __future__ import annotations
 
@@ -48,13 +48,18 @@ class StreamOutcome:
 
 @dataclass
 class OpenAIFakeServer:
-    """State behind one fake server: scripts to replay, what it accepts, and what it saw."""
+    """State behind one fake server: scripts to replay, what it accepts, and what it saw.
+
+    GET /v1/models lists `chat_models`; a `models_status` other than 200 makes it fail with that status.
+    """
 
     api_key: str = FAKE_OPENAI_KEY
     chat_models: frozenset[str] = frozenset({FAKE_CHAT_MODEL})
     script: ReplyScript = field(default_factory=ReplyScript)
     embeddings_script: ReplyScript = field(default_factory=ReplyScript)
     retry_after: str | None = None
+    models_status: int = 200
+    models_listed: int = 0
     cached_prompt_tokens: int = 0
     base_url: str = ""
     stream_outcomes: list[StreamOutcome] = field(default_factory=list)
@@ -77,6 +82,8 @@ class OpenAIFakeServer:
         if request.headers.get("authorization") != f"Bearer {self.api_key}":
             shown = request.headers.get("authorization", "").removeprefix("Bearer ")[:6]
             self._refuse(responder, 401, path, f"Incorrect API key provided: {shown}***.")
+        elif request.method == "GET" and path == "/v1/models":
+            self._models(responder)
         elif request.method != "POST" or path not in ("/v1/chat/completions", "/v1/embeddings"):
             self._refuse(responder, 404, path, f"Invalid URL ({request.method} {path})", code=None)
         elif path == "/v1/chat/completions":
@@ -94,6 +101,16 @@ class OpenAIFakeServer:
         error = {"message": message, "type": kind, "param": None, "code": code, **overrides}
         headers = {"Retry-After": self.retry_after} if self.retry_after and status in (429, 503) else {}
         responder.json({"error": error}, status=status, headers=headers)
+
+    def _models(self, responder: FakeResponder) -> None:
+        with self._lock:
+            self.models_listed += 1
+        if self.models_status != 200:
+            self._error(responder, self.models_status, f"Scripted failure (HTTP {self.models_status}).")
+            return
+        data = [{"id": model, "object": "model", "created": 0, "owned_by": "openguru-fake"}
+                for model in sorted(self.chat_models)]
+        responder.json({"object": "list", "data": data})
 
     def _chat(self, body: dict[str, Any], responder: FakeResponder) -> None:
         model = str(body.get("model"))

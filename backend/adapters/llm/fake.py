@@ -86,15 +86,27 @@ def _error_for(status: int) -> Exception:
 
 
 class ScriptedChatModel:
-    """In-memory ChatModel: replays a ReplyScript and records prompts; used by unit tests."""
+    """In-memory ChatModel: replays a ReplyScript and records prompts; used by unit tests.
 
-    def __init__(self, script: ReplyScript | None = None, *, model: str = "scripted-model") -> None:
+    `models` is what `available_models` lists (by default just this model); a `models_status` other than 200
+    makes listing fail the way that HTTP status would.
+    """
+
+    def __init__(self, script: ReplyScript | None = None, *, model: str = "scripted-model",
+                 models: Sequence[str] | None = None) -> None:
         self.script = script or ReplyScript()
         self._model = model
+        self.models: list[str] = list(models) if models is not None else [model]
+        self.models_status = 200
 
     @property
     def model(self) -> str:
         return self._model
+
+    def available_models(self) -> list[str]:
+        if self.models_status != 200:
+            raise _error_for(self.models_status)
+        return list(self.models)
 
     def _reply(self, messages: Sequence[Message], *, stream: bool, schema: dict[str, Any] | None,
                max_tokens: int) -> ScriptedReply:

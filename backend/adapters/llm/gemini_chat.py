@@ -5,8 +5,10 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Generator, Iterator, Sequence
+from functools import partial
 from typing import Any, TypeVar
 
+from google.genai import errors as genai_errors
 from google.genai import types
 
 from backend.adapters.llm.gemini_common import (
@@ -16,6 +18,7 @@ from backend.adapters.llm.gemini_common import (
     call_with_retries,
     translate_error,
 )
+from backend.adapters.llm.listing import MAX_MODEL_IDS, MAX_PAGES, bounded, listing_policy, listing_timeout
 from backend.adapters.llm.structured import InvalidStructuredReply, json_object
 from backend.pipeline.errors import PermanentServiceError, TransientServiceError
 from backend.pipeline.llm_types import (
@@ -35,6 +38,8 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 _GEMINI_ROLES = {Role.USER: "user", Role.ASSISTANT: "model"}
+# Gemini answers up to 1000 per page (50 by default); a larger page means fewer round trips for the form.
+LIST_PAGE_SIZE = 100
 
 
 class GeminiChatModel:
@@ -56,11 +61,14 @@ class GeminiChatModel:
         backoff_base: float = 0.5,
         backoff_max: float = 20.0,
         thinking_budget: int | None = None,
+        list_page_size: int = LIST_PAGE_SIZE,
     ) -> None:
         self._model = model.removeprefix("models/")
         self._client = GeminiClient(api_key=api_key, base_url=base_url, timeout=timeout)
         self._policy = RetryPolicy(max_retries=max_retries, backoff_base=backoff_base, backoff_max=backoff_max)
         self._thinking_budget = thinking_budget
+        self._timeout = timeout
+        self._list_page_size = list_page_size
 
     @property
     def model(self) -> str:
@@ -111,6 +119,36 @@ class GeminiChatModel:
             return
         self._log(flow, usage, started)
         yield usage
+
+    def available_models(self) -> list[str]:
+        """models.list page by page: ids without "models/", only models that can generateContent."""
+        ids: list[str] = []
+        token: str | None = None
+        for _ in range(MAX_PAGES):
+            # Each page is retried on its own, so a hiccup on page 3 does not fetch pages 1-2 again.
+            page, token = call_with_retries(partial(self._list_page, token), policy=listing_policy(self._policy),
+                                            model=self.model, what="model list")
+            ids += page
+            if not token or len(ids) >= MAX_MODEL_IDS:
+                break
+        return bounded(ids)
+
+    def _list_page(self, token: str | None) -> tuple[list[str], str | None]:
+        """One page of chat model ids and the token of the next page (None after the last)."""
+        http_options = types.HttpOptions(timeout=max(1, round(listing_timeout(self._timeout) * 1000)))
+        config = types.ListModelsConfig(page_size=self._list_page_size, page_token=token, query_base=True,
+                                        http_options=http_options)
+        try:
+            pager = self._client.get().models.list(config=config)
+        except genai_errors.APIError as exc:
+            if exc.code != 404:
+                raise
+            # Not "unknown model": a proxy in front of Gemini may not forward the list.
+            raise PermanentServiceError(f"The Gemini endpoint does not list its models (HTTP 404): "
+                                        f"{exc.message or ''}".rstrip(": ")) from exc
+        ids = [_chat_model_id(model) for model in pager.page if _chats(model)]
+        next_token = pager.config.get("page_token")
+        return ids, next_token if isinstance(next_token, str) and next_token else None
 
     def _relay(
         self,
@@ -226,6 +264,16 @@ def parse_json_object(text: str, schema: dict[str, Any], schema_name: str) -> di
         return json_object(text, schema)
     except InvalidStructuredReply as exc:
         raise TransientServiceError(f"Gemini's reply for '{schema_name}' is unusable: {exc}") from exc
+
+
+def _chats(model: types.Model) -> bool:
+    """Whether the listed model can answer: it has a name and, when its methods are given, generateContent."""
+    methods = model.supported_actions
+    return bool(model.name) and (methods is None or "generateContent" in methods)
+
+
+def _chat_model_id(model: types.Model) -> str:
+    return (model.name or "").removeprefix("models/")
 
 
 def _close(iterator: Iterator[Any]) -> None:

@@ -12,6 +12,7 @@ import openai
 from openai.types import CompletionUsage
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
+from backend.adapters.llm.listing import bounded, listing_policy, listing_timeout
 from backend.adapters.llm.openai_common import (
     Endpoint,
     RetryPolicy,
@@ -22,7 +23,7 @@ from backend.adapters.llm.openai_common import (
     translate_error,
 )
 from backend.adapters.llm.structured import InvalidStructuredReply, json_object
-from backend.pipeline.errors import TransientServiceError
+from backend.pipeline.errors import PermanentServiceError, TransientServiceError
 from backend.pipeline.llm_types import (
     CancelToken,
     Completion,
@@ -56,6 +57,7 @@ class OpenAIChatModel:
         self._endpoint = Endpoint(base_url=resolve_base_url(base_url), model=model)
         self._policy = RetryPolicy(max_retries=max_retries, backoff_base=backoff_base, backoff_max=backoff_max)
         self._client = make_client(api_key=api_key, endpoint=self._endpoint, timeout=timeout)
+        self._timeout = timeout
         # OpenAI's reasoning models reject `max_tokens`; many compatible servers only know `max_tokens`.
         self._token_limit_param = "max_completion_tokens" if self._endpoint.is_official else "max_tokens"
 
@@ -107,6 +109,23 @@ class OpenAIChatModel:
             return
         self._log(flow, usage, started)
         yield usage
+
+    def available_models(self) -> list[str]:
+        """GET /models: every id the server lists (OpenAI does not say which ones chat; all are kept)."""
+        timeout = listing_timeout(self._timeout)
+
+        def attempt() -> list[str]:
+            try:
+                page = self._client.models.list(timeout=timeout)
+            except openai.NotFoundError as exc:
+                # Not "unknown model": some OpenAI-compatible servers simply do not implement the list.
+                raise PermanentServiceError(
+                    f"{self._endpoint.service} does not list its models (HTTP 404 for {self._endpoint.base_url}"
+                    "/models)") from exc
+            return _model_ids(page)
+
+        return call_with_retries(attempt, policy=listing_policy(self._policy), endpoint=self._endpoint,
+                                 what="model list")
 
     def _relay(
         self, chunks: openai.Stream[ChatCompletionChunk], flow: Flow, cancel: CancelToken | None
@@ -170,6 +189,14 @@ def _message_content(response: ChatCompletion) -> str | None:
     if not response.choices:
         raise UnusableResponseError("the reply has no choices")
     return response.choices[0].message.content
+
+
+def _model_ids(page: Any) -> list[str]:
+    """Ids of a /models page; the SDK does not validate replies, so compatible servers' odd shapes are checked."""
+    data = getattr(page, "data", None)
+    if not isinstance(data, list):
+        raise UnusableResponseError("the model list has no `data` array")
+    return bounded([item.id for item in data if isinstance(getattr(item, "id", None), str) and item.id])
 
 
 def _parse_object(content: str | None, schema: dict[str, Any]) -> dict[str, Any]:

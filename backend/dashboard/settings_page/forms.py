@@ -10,7 +10,7 @@ from backend.core.models import Settings
 from backend.core.selectors import settings_get
 from backend.dashboard.settings_page.selectors import (
     SplitDefaults,
-    chat_model_problem,
+    chat_model_check,
     chat_models_note,
     split_defaults,
 )
@@ -27,11 +27,17 @@ def _threshold(label: str, help_text: str, *, required: bool) -> forms.FloatFiel
                             widget=forms.NumberInput(attrs={"step": "any", "min": "0", "max": "1"}))
 
 
-def _clean_model(value: str, current: str) -> str:
+def _clean_model(value: str, current: str, warnings: list[str]) -> str:
+    """The stripped id; a new one must be offered by the provider (or be unverifiable, noted in `warnings`)."""
     model = value.strip()
     # An unchanged id is kept even if the provider changed since, so that saving other fields still works.
-    if model and model != current and (problem := chat_model_problem(model)):
-        raise forms.ValidationError(problem)
+    if not model or model == current:
+        return model
+    check = chat_model_check(model)
+    if check.problem:
+        raise forms.ValidationError(check.problem)
+    if check.warning:
+        warnings.append(check.warning)
     return model
 
 
@@ -52,13 +58,15 @@ class GuruSettingsForm(forms.ModelForm):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.warnings: list[str] = []  # for the view to show once saved
         stored = settings_get()
         self.fields["rerank_threshold"].widget.attrs.update(placeholder=f"{stored.rerank_threshold:g}")
         self.fields["trust_score_threshold"].widget.attrs.update(placeholder=f"{stored.trust_score_threshold:g}")
         self.fields["chat_model"].help_text += f" {chat_models_note()}"
 
     def clean_chat_model(self) -> str:
-        return _clean_model(self.cleaned_data.get("chat_model") or "", self.initial.get("chat_model") or "")
+        return _clean_model(self.cleaned_data.get("chat_model") or "", self.initial.get("chat_model") or "",
+                            self.warnings)
 
 
 class InstanceSettingsForm(forms.ModelForm):
@@ -84,6 +92,7 @@ class InstanceSettingsForm(forms.ModelForm):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.warnings: list[str] = []  # for the view to show once saved
         self.defaults: SplitDefaults = split_defaults()
         self.fields["chunk_size"].help_text = (
             f"{self.defaults.min_size}–{self.defaults.max_size}. Blank derives {self.defaults.size} from the "
@@ -107,7 +116,8 @@ class InstanceSettingsForm(forms.ModelForm):
         return size
 
     def clean_answer_model(self) -> str:
-        return _clean_model(self.cleaned_data.get("answer_model") or "", self.initial.get("answer_model") or "")
+        return _clean_model(self.cleaned_data.get("answer_model") or "", self.initial.get("answer_model") or "",
+                            self.warnings)
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()

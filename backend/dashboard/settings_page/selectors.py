@@ -1,12 +1,15 @@
-"""What the settings pages show: providers in use (never their secrets), effective thresholds, split-size limits."""
+"""What the settings pages show and check: providers in use (never their secrets), thresholds, model ids."""
 
 from __future__ import annotations
 
+import difflib
+import hashlib
 import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from django.conf import settings
+from django.core.cache import cache
 from django.core.exceptions import ImproperlyConfigured
 
 from backend.adapters import registry
@@ -17,12 +20,18 @@ from backend.gurus.models import Guru
 from backend.gurus.selectors import guru_collection_report
 from backend.pipeline.chunking import ChunkingConfig, default_chunking
 from backend.pipeline.errors import ServiceError
+from backend.pipeline.ports import ChatModel
 from backend.sources.models import DataSource
 
 # Chunks shorter than this carry too little meaning to retrieve well (the pipeline itself refuses < 16).
 MIN_CHUNK_TOKENS = 32
 MODEL_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,199}$"
 _USERINFO = re.compile(r"(//)[^/@\s]+@")
+# Providers echo a rejected key masked ("sk-proj-****abcd"); its visible ends are still part of a secret.
+_MASKED_KEY = re.compile(r"[^\s:'\"]*\*{3,}[^\s'\"]*")
+# Long enough that a form re-submitted after a typo does not list again; short enough to see new models soon.
+MODEL_LIST_TTL = 300
+SHOWN_MODELS = 10
 
 
 @dataclass(frozen=True)
@@ -32,6 +41,14 @@ class Fact:
     label: str
     value: str
     note: str = ""
+
+
+@dataclass(frozen=True)
+class ModelCheck:
+    """The verdict on a new chat model id: refuse it (`problem`), or accept it, perhaps with a `warning`."""
+
+    problem: str = ""
+    warning: str = ""
 
 
 @dataclass(frozen=True)
@@ -68,7 +85,7 @@ def redact(text: str) -> str:
     """Text with configured secrets and URL credentials removed (error messages may quote either)."""
     for secret in _secret_values():
         text = text.replace(secret, "•••")
-    return _USERINFO.sub(r"\1•••@", text)
+    return _MASKED_KEY.sub("•••", _USERINFO.sub(r"\1•••@", text))
 
 
 def safe_url(url: str) -> str:
@@ -94,19 +111,61 @@ def split_defaults() -> SplitDefaults:
                          max_size=derived.max_tokens)
 
 
-def chat_model_problem(model: str) -> str:
-    """Why `model` cannot be a guru's chat model, or "" when the configured provider can build it."""
+def chat_model_check(model: str) -> ModelCheck:
+    """Whether the configured provider can answer with `model`: refused if it cannot, warned if unverifiable."""
     if not re.fullmatch(MODEL_ID_PATTERN, model):
-        return "Use a model id of letters, digits and . _ : / @ + - (at most 200 characters)."
-    provider = settings.OPENGURU_LLM.get("PROVIDER", "")
+        return ModelCheck(problem="Use a model id of letters, digits and . _ : / @ + - (at most 200 characters).")
+    provider = settings.OPENGURU_LLM.get("PROVIDER", "") or "configured"
     try:
         built = registry.chat_model(model=model)
     except (ImproperlyConfigured, ValueError, ServiceError) as exc:
-        return redact(f"The {provider or 'configured'} provider cannot use this model: {exc}")
+        return ModelCheck(problem=redact(f"The {provider} provider cannot use this model: {exc}"))
     if built is None:
-        return ("No chat LLM is configured (offline mode), so answers ignore any model. "
-                "Set OPENAI_API_KEY, OPENAI_BASE_URL or GEMINI_API_KEY first.")
-    return ""
+        return ModelCheck(problem="No chat LLM is configured (offline mode), so answers ignore any model. "
+                                  "Set OPENAI_API_KEY, OPENAI_BASE_URL or GEMINI_API_KEY first.")
+    try:
+        offered = offered_chat_models(built)
+    except ServiceError as exc:
+        return ModelCheck(warning=redact(f"{model} was saved without being checked: the {provider} provider's "
+                                         f"model list could not be read ({exc}). An unknown id fails on the first "
+                                         "answer."))
+    if not offered:
+        return ModelCheck(warning=f"{model} was saved without being checked: the {provider} provider lists no "
+                                  "models.")
+    if not _offers(offered, built.model):
+        return ModelCheck(problem=_not_offered(provider, model, offered))
+    return ModelCheck()
+
+
+def offered_chat_models(chat: ChatModel) -> list[str]:
+    """The provider's chat model ids, from the cache for a few minutes (only successful lists are kept)."""
+    key = _model_list_key()
+    cached = cache.get(key)
+    if isinstance(cached, list):
+        return cached
+    offered = chat.available_models()
+    cache.set(key, offered, MODEL_LIST_TTL)
+    return offered
+
+
+def _model_list_key() -> str:
+    """One cache entry per provider, endpoint and key; hashed, so the API key never sits in the cache in clear."""
+    config = settings.OPENGURU_LLM
+    parts = (config.get("PROVIDER", ""), config.get("BASE_URL", ""), config.get("API_KEY", ""))
+    return "chat-models:" + hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def _offers(offered: list[str], model: str) -> bool:
+    # Ollama lists "llama3.2:latest" yet answers to "llama3.2", which people usually type.
+    return model in offered or (":" not in model and f"{model}:latest" in offered)
+
+
+def _not_offered(provider: str, model: str, offered: list[str]) -> str:
+    shown = sorted(offered)[:SHOWN_MODELS]
+    more = f" and {len(offered) - len(shown)} more" if len(offered) > len(shown) else ""
+    close = difflib.get_close_matches(model, offered, n=3, cutoff=0.8)  # typos only, not cousins
+    hint = f" Did you mean {' or '.join(close)}?" if close else ""
+    return f"The {provider} provider does not offer {model}.{hint} Available: {', '.join(shown)}{more}."
 
 
 def chat_models_note() -> str:
@@ -116,7 +175,7 @@ def chat_models_note() -> str:
         return "Offline: no chat LLM is configured, so no model can be chosen."
     default = settings.OPENGURU_LLM.get("MODEL", "")
     return (f"Any model id that the {provider} provider serves, e.g. the default {default}. "
-            "An unknown id fails on the first answer, so check it with a test question.")
+            "A new id is checked against the provider's model list when saved.")
 
 
 def llm_facts() -> list[Fact]:

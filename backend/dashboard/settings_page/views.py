@@ -32,6 +32,7 @@ def guru_settings(request: HttpRequest, guru: Guru) -> HttpResponse:
         if changed:
             guru_update(guru=guru, **changed)
         messages.success(request, "Saved." if changed else "Nothing changed.")
+        _warn(request, form.warnings)
         return redirect("dashboard:guru-settings", slug=guru.slug)
     context = {
         "guru": guru, "form": form, "thresholds": selectors.effective_thresholds(guru),
@@ -52,6 +53,7 @@ def instance_settings(request: HttpRequest) -> HttpResponse:
         except ValidationError as exc:
             form.add_error(None, exc)
         else:
+            _warn(request, form.warnings)
             if form.split_changed:
                 messages.warning(request, "Split sizes changed. Existing chunks keep the old sizes until their "
                                           "sources are re-indexed: use “Re-index every source” below.")
@@ -65,6 +67,11 @@ def instance_settings(request: HttpRequest) -> HttpResponse:
         "source_count": sources, "guru_count": gurus, "split_changed": SPLIT_CHANGED in request.GET,
     }
     return render(request, "dashboard/settings/instance.html", context)
+
+
+def _warn(request: HttpRequest, warnings: list[str]) -> None:
+    for warning in warnings:
+        messages.warning(request, warning)
 
 
 @staff_view

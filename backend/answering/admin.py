@@ -1,12 +1,24 @@
-"""Admin for questions and conversation sessions."""
+"""Admin for questions, their citations and conversation sessions."""
+
+from __future__ import annotations
 
 from django.contrib import admin
+from django.http import HttpRequest
 
-from backend.answering.models import Binge, Question
+from backend.answering.models import Binge, Citation, Question
+
+
+class CitationInline(admin.TabularInline):
+    model = Citation
+    fields = ["source_id", "title"]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
 
 
 @admin.register(Question)
 class QuestionAdmin(admin.ModelAdmin):
+    inlines = [CitationInline]
     list_display = ["question", "guru", "channel", "trust_score", "out_of_context", "created_at"]
     list_filter = ["channel", "out_of_context", "guru"]
     search_fields = ["question", "user_question"]
@@ -17,3 +29,19 @@ class QuestionAdmin(admin.ModelAdmin):
 class BingeAdmin(admin.ModelAdmin):
     list_display = ["id", "guru", "channel", "owner", "last_used_at"]
     list_filter = ["channel", "guru"]
+
+
+@admin.register(Citation)
+class CitationAdmin(admin.ModelAdmin):
+    """Read-only: citations are written with their answer."""
+
+    list_display = ["question", "source_id", "title", "guru", "created_at"]
+    list_filter = ["guru"]
+    list_select_related = ["question", "guru"]
+    raw_id_fields = ["question"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Citation | None = None) -> bool:
+        return False

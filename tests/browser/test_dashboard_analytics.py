@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
-from django.test import Client
 from django.utils import timezone
 
 from backend.answering.models import Channel, Question
 from backend.gurus.models import Guru
 from tests.factories import DataSourceFactory, GuruFactory, UserFactory
-from tests.support.browser import playwright_sync_api, save_screenshot
+from tests.support.browser import log_in_as, playwright_sync_api, save_screenshot
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page
@@ -21,12 +20,6 @@ expect = playwright_sync_api().expect  # without the package: a loud skip, or a 
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 CHANNELS = [Channel.WEB, Channel.WEB, Channel.API, Channel.WIDGET, Channel.SLACK]
-
-
-def _log_in(page: Page, base_url: str, user: Any) -> None:
-    client = Client()
-    client.force_login(user)
-    page.context.add_cookies([{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": base_url}])
 
 
 def _questions(guru: Guru) -> None:
@@ -52,7 +45,7 @@ def test_analytics_page_draws_its_charts(page: Page, asgi_live_server: str, page
     guru = GuruFactory(slug="celery", name="Celery")
     guru.maintainers.add(user)
     _questions(guru)
-    _log_in(page, asgi_live_server, user)
+    log_in_as(page, asgi_live_server, user)
 
     page.goto(f"{asgi_live_server}/dashboard/g/celery/analytics/")
     charts = page.locator("svg.chart[role=img]")
@@ -75,7 +68,7 @@ def test_settings_pages_render(page: Page, asgi_live_server: str, page_errors: l
     user = UserFactory(username="root", is_staff=True)
     guru = GuruFactory(slug="celery", name="Celery")
     guru.maintainers.add(user)
-    _log_in(page, asgi_live_server, user)
+    log_in_as(page, asgi_live_server, user)
 
     page.goto(f"{asgi_live_server}/dashboard/g/celery/settings/")
     page.get_by_label("Trust score threshold").fill("1.5")

@@ -7,11 +7,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from django.conf import settings
 from django.contrib.auth.models import AbstractUser
 from django.core.cache import cache
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.test import Client
 
 from backend.api.models import APIKey
 from backend.api.services import api_key_hash
@@ -21,7 +19,7 @@ from backend.sources.services import source_create
 from backend.widget.models import WidgetId
 from tests.factories import GuruFactory, UserFactory
 from tests.fakes.pdfs import write_pdf
-from tests.support.browser import playwright_sync_api
+from tests.support.browser import log_in_as, playwright_sync_api
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page
@@ -54,20 +52,13 @@ def guru(tmp_path: Path, maintainer: AbstractUser) -> Guru:
     return created
 
 
-def log_in(page: Page, base: str, user: AbstractUser) -> None:
-    client = Client()
-    client.force_login(user)
-    cookie = client.cookies[settings.SESSION_COOKIE_NAME]
-    page.context.add_cookies([{"name": cookie.key, "value": cookie.value, "url": base}])
-
-
 def test_snippet_copy_and_live_preview_answers(
     page: Page, asgi_live_server: str, guru: Guru, maintainer: AbstractUser, page_errors: list[str],
     screenshot: Callable[..., Path],
 ) -> None:
     # The dashboard's own origin is deliberately not among the allowed origins: the preview works anyway.
     widget = WidgetId.objects.create(guru=guru, name="Docs site", allowed_origins=["https://docs.example.com"])
-    log_in(page, asgi_live_server, maintainer)
+    log_in_as(page, asgi_live_server, maintainer)
     page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=asgi_live_server)
     page.goto(f"{asgi_live_server}/dashboard/g/celery/channels/")
 
@@ -103,7 +94,7 @@ def test_a_new_key_is_shown_once_and_a_reload_does_not_repeat_it(
     page: Page, asgi_live_server: str, guru: Guru, maintainer: AbstractUser, page_errors: list[str],
     screenshot: Callable[..., Path],
 ) -> None:
-    log_in(page, asgi_live_server, maintainer)
+    log_in_as(page, asgi_live_server, maintainer)
     page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=asgi_live_server)
     page.goto(f"{asgi_live_server}/dashboard/g/celery/channels/")
     expect(page.locator("#preview")).to_contain_text("Create an active widget id")

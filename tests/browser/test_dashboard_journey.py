@@ -19,7 +19,7 @@ from backend.gurus.models import Guru
 from backend.sources.models import DataSource, SourceStatus
 from tests.factories import GuruFactory, UserFactory
 from tests.fakes.site_server import SiteFake
-from tests.support.browser import playwright_sync_api
+from tests.support.browser import playwright_sync_api, submit_login_form
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page
@@ -43,9 +43,7 @@ WATCH_PROGRESS_JS = """() => {
 def _log_in(page: Page, base: str, username: str) -> None:
     page.goto(f"{base}/")
     expect(page).to_have_url(f"{base}/accounts/login/?next=/")
-    page.get_by_label("Username").fill(username)
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").click()
+    submit_login_form(page, username, PASSWORD)
     expect(page.get_by_role("heading", level=1)).to_have_text("Your gurus")
 
 

@@ -13,7 +13,7 @@ from django.core.cache import cache
 from backend.answering.models import Binge, Channel, Question
 from backend.gurus.models import Guru
 from tests.factories import GuruFactory, UserFactory
-from tests.support.browser import playwright_sync_api
+from tests.support.browser import playwright_sync_api, submit_login_form
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page
@@ -68,9 +68,7 @@ def seeded() -> dict[str, Any]:
 
 def _log_in(page: Page, base: str) -> None:
     page.goto(f"{base}/accounts/login/")
-    page.get_by_label("Username").fill("ana")
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").click()
+    submit_login_form(page, "ana", PASSWORD)
     expect(page.get_by_role("heading", level=1)).to_have_text("Your gurus")
 
 

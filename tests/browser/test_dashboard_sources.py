@@ -12,14 +12,13 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from django.core.cache import cache
-from django.test import Client
 from django.utils import timezone
 
 from backend.gurus.models import Guru
 from backend.sources.models import DataSource, SourceKind, SourceStatus
 from tests.factories import DataSourceFactory, GuruFactory, UserFactory
 from tests.fakes.pdfs import write_pdf
-from tests.support.browser import playwright_sync_api
+from tests.support.browser import log_in_as, playwright_sync_api
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page
@@ -46,9 +45,7 @@ def _log_in(page: Page, base: str) -> Guru:
     user = UserFactory(username="maintainer")
     guru: Guru = GuruFactory(slug="celery", name="Celery")  # autocommit: its collection is created at once
     guru.maintainers.add(user)
-    client = Client()
-    client.force_login(user)
-    page.context.add_cookies([{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": base}])
+    log_in_as(page, base, user)
     return guru
 
 

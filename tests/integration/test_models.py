@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from django.apps import apps
 from django.contrib import admin
@@ -122,5 +124,25 @@ def test_widget_keys_are_random_and_unique() -> None:
 
 def test_every_model_is_registered_in_the_admin() -> None:
     ours = [m for m in apps.get_models() if m.__module__.startswith("backend.")]
-    assert len(ours) == 12
+    assert len(ours) == 13
     assert [m.__name__ for m in ours if not admin.site.is_registered(m)] == []
+
+
+def test_every_admin_page_of_ours_renders(admin_client: Any) -> None:
+    from django.urls import reverse
+
+    from backend.answering.citations import citations_record
+
+    guru = GuruFactory()
+    source = DataSourceFactory(guru=guru)
+    question = Question.objects.create(guru=guru, user_question="q", question="q", slug="q",
+                                       references=[{"n": 1, "source_id": source.pk, "title": "Page"}])
+    citations_record(question, question.references)
+    for model in [m for m in apps.get_models() if m.__module__.startswith("backend.")]:
+        meta = model._meta
+        listing = admin_client.get(reverse(f"admin:{meta.app_label}_{meta.model_name}_changelist"))
+        assert listing.status_code == 200, meta.label
+        first = model.objects.first()
+        if first is not None:
+            change = reverse(f"admin:{meta.app_label}_{meta.model_name}_change", args=[first.pk])
+            assert admin_client.get(change).status_code == 200, meta.label

@@ -144,3 +144,21 @@ def screenshot(page: Page, request: pytest.FixtureRequest) -> Callable[..., Path
         return save_screenshot(page, f"{request.node.name}-{label}", **options)
 
     return take
+
+
+def log_in_as(page: Page, base_url: str, user: Any) -> None:
+    """Sign the browser in as `user` without the login form: a session made by Django's test client."""
+    from django.conf import settings
+    from django.test import Client
+
+    client = Client()
+    client.force_login(user)
+    cookie = client.cookies[settings.SESSION_COOKIE_NAME]
+    page.context.add_cookies([{"name": cookie.key, "value": cookie.value, "url": base_url}])
+
+
+def submit_login_form(page: Page, username: str, password: str) -> None:
+    """Fill and send the login page the browser is on."""
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(password)
+    page.get_by_role("button", name="Log in").click()

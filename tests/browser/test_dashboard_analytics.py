@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import pytest
 from django.utils import timezone
 
+from backend.answering.citations import citations_record
 from backend.answering.models import Channel, Question
 from backend.gurus.models import Guru
 from tests.factories import DataSourceFactory, GuruFactory, UserFactory
@@ -38,6 +39,9 @@ def _questions(guru: Guru) -> None:
         ]
         created = Question.objects.bulk_create(rows)
         Question.objects.filter(pk__in=[q.pk for q in created]).update(created_at=noon - timedelta(days=day))
+        for question in created:
+            question.created_at = noon - timedelta(days=day)
+            citations_record(question, question.references)  # as the answer flow does
 
 
 def test_analytics_page_draws_its_charts(page: Page, asgi_live_server: str, page_errors: list[str]) -> None:

@@ -83,10 +83,18 @@ def test_progress_bar_and_status_update_without_reload(
     expect(row).to_have_attribute("data-active", "0")
     screenshot("indexed")
 
-    # Idle now: the poller stops asking.
+    # Idle now: the poller stops asking every second.
     seen = len(polls)
     time.sleep(2.5)
     assert len(polls) == seen and seen >= 3
+
+    # A re-index started elsewhere (another tab, the API, the scheduler) shows when the tab regains focus.
+    DataSource.objects.filter(pk=source.pk).update(status=SourceStatus.PROCESSING, progress_done=1, progress_total=4,
+                                                   indexing_started_at=timezone.now())
+    page.evaluate("window.dispatchEvent(new Event('focus'))")
+    expect(row.locator('[data-field="status"]')).to_have_text("Processing")
+    expect(bar).to_have_attribute("aria-valuenow", "25")
+    expect(row).to_have_attribute("data-active", "1")
     assert page_errors == []
 
 

@@ -4,7 +4,11 @@
 
   var POLL_MS = 1000;
   var RETRY_MS = 5000;
+  // With nothing indexing, look again now and then (and when the tab regains focus): a re-index started
+  // from another tab, the API or the scheduler then shows up without a reload.
+  var IDLE_MS = 15000;
   var table = document.querySelector("table.sources[data-progress-url]");
+  var timer = null;
 
   function field(row, name) {
     return row.querySelector('[data-field="' + name + '"]');
@@ -15,6 +19,17 @@
     return Array.prototype.map.call(table.querySelectorAll('tr[data-active="1"]'), function (row) {
       return row.getAttribute("data-source-id");
     });
+  }
+
+  function pageIds() {
+    return Array.prototype.map.call(table.querySelectorAll("tr[data-source-id]"), function (row) {
+      return row.getAttribute("data-source-id");
+    });
+  }
+
+  function schedule(ms) {
+    window.clearTimeout(timer);
+    timer = window.setTimeout(poll, ms);
   }
 
   function setText(node, text) {
@@ -68,8 +83,10 @@
   }
 
   function poll() {
-    var ids = activeIds();
-    if (!ids.length) return; // idle: nothing on this page is indexing
+    var active = activeIds();
+    var ids = active.length ? active : pageIds();
+    if (!ids.length) return; // an empty page: nothing to follow
+    if (document.hidden) { schedule(IDLE_MS); return; }
     var url = table.getAttribute("data-progress-url") + "?ids=" + ids.join(",");
     fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } })
       .then(function (response) {
@@ -78,11 +95,11 @@
       })
       .then(function (body) {
         apply(ids, body);
-        window.setTimeout(poll, POLL_MS);
+        schedule(activeIds().length ? POLL_MS : IDLE_MS);
       })
       .catch(function () {
         // A restart or a dropped connection: try again later rather than give up on the page.
-        window.setTimeout(poll, RETRY_MS);
+        schedule(RETRY_MS);
       });
   }
 
@@ -132,5 +149,8 @@
 
   initSelectAll();
   initDropzone();
-  if (table) poll();
+  if (table) {
+    schedule(activeIds().length ? 0 : IDLE_MS);
+    window.addEventListener("focus", function () { schedule(0); });
+  }
 })();

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import html
-import json
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
-from urllib.parse import parse_qs, urlencode, urlsplit, urlunsplit
-from xml.sax.saxutils import escape as xml_escape
+from typing import Any
+from urllib.parse import parse_qs, urlsplit, urlunsplit
 
 import pytest
 import requests
@@ -18,83 +15,28 @@ from requests.adapters import HTTPAdapter
 from backend.adapters.youtube.transcripts import YouTubeTranscriptFetcher
 from tests.contracts import TEST_TIMEOUT
 from tests.fakes.http import FakeRequest, FakeResponder, serve
-
-FAKE_INNERTUBE_API_KEY = "AIzaSyFakeOpenGuruInnertubeKey_0123456"
-YOUTUBE_HOSTS = frozenset({"www.youtube.com", "youtube.com", "m.youtube.com"})
-# Put on playlist pages outside ytInitialData, where a careless scraper would pick it up first.
-DECOY_VIDEO_ID = "DecoyVideo0"
-BOT_CHECK_REASON = "Sign in to confirm you\u2019re not a bot"
-MEMBERS_ONLY_REASON = ("Join this channel to get access to members-only content like this video, "
-                       "and other exclusive perks.")
-
-VideoState = Literal[
-    "ok",  # playable; captions as configured (none at all: the player response has no captions block)
-    "private",  # player: LOGIN_REQUIRED "This video is private"; oEmbed 401
-    "unavailable",  # player: ERROR "This video is unavailable" (also any id never added); oEmbed 404
-    "age_restricted",  # player: LOGIN_REQUIRED "This video may be inappropriate for some users."
-    "members_only",  # player: UNPLAYABLE with the members-only reason
-    "no_captions",  # playable, but no captions block even if tracks were added
-    "bot_check",  # player: LOGIN_REQUIRED "Sign in to confirm you're not a bot"
-    "rate_limited",  # watch page: HTTP 429 with the reCAPTCHA page
-    "recaptcha",  # watch page: HTTP 200 reCAPTCHA page without INNERTUBE_API_KEY
-    "captions_rate_limited",  # timedtext: HTTP 429
-    "captions_forbidden",  # timedtext: HTTP 403
-    "player_error",  # innertube player: HTTP 503
-    "consent",  # watch page: the EU consent form until the CONSENT cookie is sent
-    "po_token",  # caption URLs carry &exp=xpe (YouTube wants a PO token)
-]
-PlaylistState = Literal["ok", "private", "rate_limited"]
-_UNPLAYABLE: dict[str, tuple[str, str]] = {
-    "private": ("LOGIN_REQUIRED", "This video is private"),
-    "age_restricted": ("LOGIN_REQUIRED", "This video may be inappropriate for some users."),
-    "bot_check": ("LOGIN_REQUIRED", BOT_CHECK_REASON),
-    "members_only": ("UNPLAYABLE", MEMBERS_ONLY_REASON),
-    "unavailable": ("ERROR", "This video is unavailable"),
-}
-_LANGUAGE_NAMES = {"en": "English", "de": "German", "fr": "French", "es": "Spanish", "nl": "Dutch"}
-_RECAPTCHA_PAGE = """<!DOCTYPE html><html><head><title>YouTube</title>
-<script src="https://www.google.com/recaptcha/api.js" async defer></script></head>
-<body><div id="captcha-page"><p>Our systems have detected unusual traffic from your computer network.</p>
-<form action="/das_captcha?fw=1" method="POST"><div class="g-recaptcha" data-sitekey="6LfFakeSiteKey"></div>
-<input type="hidden" name="action_recaptcha_verify2" value="1"><input type="submit" value="Submit"></form>
-</div></body></html>"""
-
-
-@dataclass
-class FakeTrack:
-    """One caption track; `raw` cues are the caption's HTML source (tags, entities) instead of plain text."""
-
-    language: str
-    cues: tuple[tuple[float, str], ...]
-    generated: bool = False
-    name: str = ""
-    raw: bool = False
-
-    @property
-    def display_name(self) -> str:
-        language = self.name or _LANGUAGE_NAMES.get(self.language, self.language)
-        return f"{language} (auto-generated)" if self.generated and not self.name else language
-
-
-@dataclass
-class FakeVideo:
-    video_id: str
-    title: str
-    state: VideoState = "ok"
-    author: str = "OpenGuru Test Channel"
-    tracks: list[FakeTrack] = field(default_factory=list)
-    oembed_status: int | None = None
-    """Force this HTTP status (with a plain-text body) from oEmbed."""
-
-
-@dataclass
-class FakePlaylist:
-    playlist_id: str
-    video_ids: list[str]
-    title: str
-    state: PlaylistState = "ok"
-    escaped: bool = False
-    """Serve ytInitialData as a \\x22-escaped JavaScript string, as some page variants do."""
+from tests.fakes.youtube_pages import (  # noqa: F401 - DECOY_VIDEO_ID is re-exported for the tests
+    DECOY_VIDEO_ID,
+    FAKE_INNERTUBE_API_KEY,
+    LANGUAGE_NAMES,
+    RECAPTCHA_PAGE,
+    UNPLAYABLE,
+    YOUTUBE_HOSTS,
+    FakePlaylist,
+    FakeTrack,
+    FakeVideo,
+    PlaylistState,
+    VideoState,
+    caption_track,
+    consent_page,
+    google_error,
+    oembed_payload,
+    playlist_data,
+    playlist_page,
+    srv3_xml,
+    timedtext_xml,
+    watch_page,
+)
 
 
 @dataclass(frozen=True)
@@ -195,30 +137,30 @@ class YouTubeFake:
         video = self.videos.get(video_id)
         state = video.state if video else "unavailable"
         if state == "rate_limited":
-            reply.body(429, _RECAPTCHA_PAGE)
+            reply.body(429, RECAPTCHA_PAGE)
         elif state == "recaptcha":
-            reply.body(200, _RECAPTCHA_PAGE)
+            reply.body(200, RECAPTCHA_PAGE)
         elif state == "consent" and "CONSENT=YES+" not in request.headers.get("cookie", ""):
-            reply.body(200, _consent_page(video_id))
+            reply.body(200, consent_page(video_id))
         else:
-            reply.body(200, _watch_page(video_id, video.title if video else "YouTube"))
+            reply.body(200, watch_page(video_id, video.title if video else "YouTube"))
 
     def _player(self, request: FakeRequest, query: dict[str, str], reply: _Reply) -> None:
         body = request.json()
         client = body.get("context", {}).get("client", {})
         if query.get("key") != FAKE_INNERTUBE_API_KEY:
-            reply.json(_google_error(400, "API key not valid. Please pass a valid API key.", "INVALID_ARGUMENT"), 400)
+            reply.json(google_error(400, "API key not valid. Please pass a valid API key.", "INVALID_ARGUMENT"), 400)
         elif not client.get("clientName") or not client.get("clientVersion") or not body.get("videoId"):
-            reply.json(_google_error(400, "Request contains an invalid argument.", "INVALID_ARGUMENT"), 400)
+            reply.json(google_error(400, "Request contains an invalid argument.", "INVALID_ARGUMENT"), 400)
         elif (video := self.videos.get(body["videoId"])) is not None and video.state == "player_error":
-            reply.json(_google_error(503, "The service is currently unavailable.", "UNAVAILABLE"), 503)
+            reply.json(google_error(503, "The service is currently unavailable.", "UNAVAILABLE"), 503)
         else:
             reply.json(self._player_response(body["videoId"], video))
 
     def _player_response(self, video_id: str, video: FakeVideo | None) -> dict[str, Any]:
         state = video.state if video else "unavailable"
-        if state in _UNPLAYABLE or video is None:
-            status, reason = _UNPLAYABLE[state]
+        if state in UNPLAYABLE or video is None:
+            status, reason = UNPLAYABLE[state]
             error_screen = {"playerErrorMessageRenderer": {"reason": {"runs": [{"text": reason}]}}}
             return {"responseContext": {}, "playabilityStatus": {"status": status, "reason": reason,
                                                                  "errorScreen": error_screen}}
@@ -229,9 +171,9 @@ class YouTubeFake:
                              "lengthSeconds": "600", "isPrivate": False},
         }
         if state != "no_captions" and video.tracks:
-            tracks = [_caption_track(video_id, track, po_token=state == "po_token") for track in video.tracks]
+            tracks = [caption_track(video_id, track, po_token=state == "po_token") for track in video.tracks]
             languages = [{"languageCode": code, "languageName": {"runs": [{"text": name}]}}
-                         for code, name in _LANGUAGE_NAMES.items()]
+                         for code, name in LANGUAGE_NAMES.items()]
             response["captions"] = {"playerCaptionsTracklistRenderer": {
                 "captionTracks": tracks, "audioTracks": [{"captionTrackIndices": list(range(len(tracks)))}],
                 "translationLanguages": languages, "defaultAudioTrackIndex": 0}}
@@ -245,15 +187,15 @@ class YouTubeFake:
         if video is None or track is None:
             reply.body(404, "")
         elif video.state == "captions_rate_limited":
-            reply.body(429, _RECAPTCHA_PAGE)
+            reply.body(429, RECAPTCHA_PAGE)
         elif video.state == "captions_forbidden":
             reply.body(403, "<html><body>403 Forbidden</body></html>")
         elif "xpe" in query.get("exp", ""):
             reply.body(200, "", "text/xml; charset=UTF-8")  # what YouTube sends when a PO token is missing
         elif query.get("fmt") == "srv3":
-            reply.body(200, _srv3_xml(track), "text/xml; charset=UTF-8")
+            reply.body(200, srv3_xml(track), "text/xml; charset=UTF-8")
         else:
-            reply.body(200, _timedtext_xml(track), "text/xml; charset=UTF-8")
+            reply.body(200, timedtext_xml(track), "text/xml; charset=UTF-8")
 
     def _oembed(self, request: FakeRequest, query: dict[str, str], reply: _Reply) -> None:
         target = parse_qs(urlsplit(query.get("url", "")).query).get("v", [""])[0]
@@ -267,133 +209,14 @@ class YouTubeFake:
         elif video.state in ("private", "members_only"):
             reply.body(401, "Unauthorized", "text/plain")
         else:
-            reply.json(_oembed_payload(video))
+            reply.json(oembed_payload(video))
 
     def _playlist(self, request: FakeRequest, query: dict[str, str], reply: _Reply) -> None:
         playlist = self.playlists.get(query.get("list", ""))
         if playlist is not None and playlist.state == "rate_limited":
-            reply.body(429, _RECAPTCHA_PAGE)
+            reply.body(429, RECAPTCHA_PAGE)
             return
-        reply.body(200, _playlist_page(_playlist_data(playlist), escaped=bool(playlist and playlist.escaped)))
-
-
-def _google_error(code: int, message: str, status: str) -> dict[str, Any]:
-    return {"error": {"code": code, "message": message, "errors": [{"message": message, "reason": "badRequest"}],
-                      "status": status}}
-
-
-def _watch_page(video_id: str, title: str) -> str:
-    config = {"INNERTUBE_API_KEY": FAKE_INNERTUBE_API_KEY, "INNERTUBE_CLIENT_NAME": "WEB",
-              "INNERTUBE_CLIENT_VERSION": "2.20250101.00.00", "VISITOR_DATA": "CgtGYWtlVmlzaXRvcg%3D%3D"}
-    player = {"videoDetails": {"videoId": video_id, "title": title}}
-    return (f'<!DOCTYPE html><html lang="en"><head><title>{html.escape(title)} - YouTube</title>'
-            f'<script nonce="fake">ytcfg.set({_script_json(config)});</script></head><body><div id="player"></div>'
-            f'<script nonce="fake">var ytInitialPlayerResponse = {_script_json(player)};</script></body></html>')
-
-
-def _consent_page(video_id: str) -> str:
-    return ('<!DOCTYPE html><html><body><p>Before you continue to YouTube</p>'
-            '<form action="https://consent.youtube.com/s" method="POST">'
-            f'<input type="hidden" name="continue" value="https://www.youtube.com/watch?v={video_id}">'
-            '<input type="hidden" name="v" value="cb.20210328-17-p0.de+FX+119">'
-            '<button type="submit">Accept all</button></form></body></html>')
-
-
-def _caption_track(video_id: str, track: FakeTrack, *, po_token: bool) -> dict[str, Any]:
-    params = {"v": video_id, "ei": "FakeEventId", "caps": "asr", "opi": "112496729", "xoaf": "5", "hl": "en",
-              "ip": "0.0.0.0", "ipbits": "0", "expire": "1999999999", "sparams": "ip,ipbits,expire,v,ei,caps,opi,xoaf",
-              "signature": "FAKE0SIGNATURE.FAKE1SIGNATURE", "key": "yt8"}
-    if po_token:
-        params["exp"] = "xpe"
-    if track.generated:
-        params["kind"] = "asr"
-    params["lang"] = track.language
-    caption: dict[str, Any] = {
-        "baseUrl": f"https://www.youtube.com/api/timedtext?{urlencode(params, safe=',')}&fmt=srv3",
-        "name": {"runs": [{"text": track.display_name}]},
-        "vssId": f"{'a' if track.generated else ''}.{track.language}",
-        "languageCode": track.language,
-        "isTranslatable": True,
-        "trackName": "",
-    }
-    if track.generated:
-        caption["kind"] = "asr"
-    return caption
-
-
-def _cue_html(track: FakeTrack, text: str) -> str:
-    # YouTube stores captions as HTML (&#39; for apostrophes) and then XML-escapes that into the timedtext file.
-    return text if track.raw else html.escape(text).replace("&#x27;", "&#39;")
-
-
-def _durations(cues: tuple[tuple[float, str], ...]) -> list[float]:
-    starts = [start for start, _ in cues]
-    ends = [*starts[1:], starts[-1] + 2.0] if starts else []
-    return [max(end - start, 0.01) for start, end in zip(starts, ends, strict=True)]
-
-
-def _timedtext_xml(track: FakeTrack) -> str:
-    lines = [f'<text start="{start:g}" dur="{duration:.3f}">{xml_escape(_cue_html(track, text))}</text>'
-             for (start, text), duration in zip(track.cues, _durations(track.cues), strict=True)]
-    return '<?xml version="1.0" encoding="utf-8" ?><transcript>' + "".join(lines) + "</transcript>"
-
-
-def _srv3_xml(track: FakeTrack) -> str:
-    lines = [f'<p t="{int(start * 1000)}" d="{int(duration * 1000)}">{xml_escape(_cue_html(track, text))}</p>'
-             for (start, text), duration in zip(track.cues, _durations(track.cues), strict=True)]
-    body = "".join(lines)
-    return f'<?xml version="1.0" encoding="utf-8" ?><timedtext format="3"><body>{body}</body></timedtext>'
-
-
-def _oembed_payload(video: FakeVideo) -> dict[str, Any]:
-    return {
-        "title": video.title, "author_name": video.author, "author_url": "https://www.youtube.com/@openguru-test",
-        "type": "video", "height": 113, "width": 200, "version": "1.0", "provider_name": "YouTube",
-        "provider_url": "https://www.youtube.com/", "thumbnail_height": 360, "thumbnail_width": 480,
-        "thumbnail_url": f"https://i.ytimg.com/vi/{video.video_id}/hqdefault.jpg",
-        "html": f'<iframe width="200" height="113" src="https://www.youtube.com/embed/{video.video_id}?feature=oembed"'
-                ' frameborder="0" allowfullscreen></iframe>',
-    }
-
-
-def _playlist_data(playlist: FakePlaylist | None) -> dict[str, Any]:
-    if playlist is None or playlist.state == "private":
-        message = "The playlist does not exist." if playlist is None else "This playlist is private."
-        return {"responseContext": {}, "alerts": [{"alertWithButtonRenderer": {
-            "type": "ERROR", "text": {"simpleText": message}}}]}
-    pid = playlist.playlist_id
-    items = [{"playlistVideoRenderer": {
-        "videoId": video_id, "index": {"simpleText": str(index + 1)}, "isPlayable": True,
-        "thumbnail": {"thumbnails": [{"url": f"https://i.ytimg.com/vi/{video_id}/hqdefault.jpg"}]},
-        "title": {"runs": [{"text": f"Video {index + 1}"}]},
-        "navigationEndpoint": {"watchEndpoint": {"videoId": video_id, "playlistId": pid, "index": index}},
-    }} for index, video_id in enumerate(playlist.video_ids)]
-    list_renderer = {"playlistVideoListRenderer": {"contents": items, "playlistId": pid, "isEditable": False}}
-    tab = {"tabRenderer": {"selected": True, "content": {"sectionListRenderer": {"contents": [
-        {"itemSectionRenderer": {"contents": [list_renderer]}}]}}}}
-    header: dict[str, Any] = {"playlistId": pid, "title": {"simpleText": playlist.title},
-                              "numVideosText": {"runs": [{"text": f"{len(items)} videos"}]}}
-    if playlist.video_ids:
-        header["playEndpoint"] = {"watchEndpoint": {"videoId": playlist.video_ids[0], "playlistId": pid}}
-    return {"responseContext": {}, "contents": {"twoColumnBrowseResultsRenderer": {"tabs": [tab]}},
-            "header": {"playlistHeaderRenderer": header},
-            "metadata": {"playlistMetadataRenderer": {"title": playlist.title}}}
-
-
-def _playlist_page(data: dict[str, Any], *, escaped: bool) -> str:
-    initial = _script_json(data)
-    if escaped:
-        hexed = initial.replace("\\", "\\\\").replace('"', "\\x22").replace("{", "\\x7b").replace("}", "\\x7d")
-        initial = f"'{hexed}'"
-    decoy = _script_json({"watchEndpoint": {"videoId": DECOY_VIDEO_ID}})
-    return ('<!DOCTYPE html><html lang="en"><head><title>Playlist - YouTube</title></head><body>'
-            f'<script nonce="fake">var ytPreloadedCommand = {decoy};</script>'
-            f'<script nonce="fake">var ytInitialData = {initial};</script></body></html>')
-
-
-def _script_json(payload: Any) -> str:
-    # Inside <script>, "</" would end the element early; YouTube escapes it the same way.
-    return json.dumps(payload, separators=(",", ":")).replace("</", "<\\/")
+        reply.body(200, playlist_page(playlist_data(playlist), escaped=bool(playlist and playlist.escaped)))
 
 
 class RedirectToFake(HTTPAdapter):

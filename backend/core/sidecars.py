@@ -196,6 +196,13 @@ class _LaunchSpec:
     env: dict[str, str] = field(default_factory=dict)
 
 
+def _restore_sigint() -> None:
+    """In the child: undo the "ignore SIGINT" shells give `&`/nohup jobs, or a SIGINT stop would be ignored.
+
+    Safe: sidecars run in their own session, so no terminal Ctrl-C reaches them."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _launch(spec: _LaunchSpec, *, ready: Callable[[Sidecar], None]) -> Sidecar:
     """Start `spec.argv` in its own session, output to its log; stop it again if it never gets ready."""
     spec.log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -208,6 +215,7 @@ def _launch(spec: _LaunchSpec, *, ready: Callable[[Sidecar], None]) -> Sidecar:
                 stdout=log_file,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
+                preexec_fn=_restore_sigint if signal.getsignal(signal.SIGINT) is signal.SIG_IGN else None,
                 **_run_as_kwargs(spec.os_user, spec.env),
             )
     except OSError as exc:

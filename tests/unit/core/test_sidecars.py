@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -147,6 +148,21 @@ def test_milvus_lite_serves_pymilvus(tmp_path: Path, stopped_after: list[Sidecar
         client.close()
     sidecar.stop()
     assert sidecar.process.returncode == 0  # SIGINT: it closed its data dir cleanly
+    _assert_fully_stopped(sidecar)
+
+
+def test_milvus_lite_stops_cleanly_even_when_started_with_sigint_ignored(
+    tmp_path: Path, stopped_after: list[Sidecar]
+) -> None:
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # as under `nohup` or a shell's `&`
+    try:
+        sidecar = start_milvus_lite(data_dir=tmp_path / "milvus", log_dir=tmp_path)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    stopped_after.append(sidecar)
+    started = time.monotonic()
+    sidecar.stop()
+    assert sidecar.process.returncode == 0 and time.monotonic() - started < 8  # no kill after the grace period
     _assert_fully_stopped(sidecar)
 
 

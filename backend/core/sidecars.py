@@ -126,6 +126,7 @@ def start_milvus_lite(
         log_path=log_dir / "milvus-lite.log",
         stop_signal=signal.SIGINT,  # its KeyboardInterrupt path closes the DB; SIGTERM just kills it
         env={"PYTHONUNBUFFERED": "1"},
+        sigint_back=True,
     )
     return _launch(spec, ready=lambda sidecar: _wait_for_sidecar_port(sidecar, startup_timeout))
 
@@ -194,13 +195,17 @@ class _LaunchSpec:
     stop_signal: signal.Signals = signal.SIGTERM
     cleanup_paths: tuple[Path, ...] = ()
     env: dict[str, str] = field(default_factory=dict)
+    # Stopped by SIGINT, so it must not inherit "ignore SIGINT" (shells give it to & and nohup jobs). A
+    # preexec_fn could reset it but may deadlock a fork of a threaded process; this exec prefix does it.
+    sigint_back: bool = False
 
 
-def _restore_sigint() -> None:
-    """In the child: undo the "ignore SIGINT" shells give `&`/nohup jobs, or a SIGINT stop would be ignored.
+_SIGINT_BACK = "import os,signal,sys;signal.signal(signal.SIGINT,signal.SIG_DFL);os.execvp(sys.argv[1],sys.argv[1:])"
 
-    Safe: sidecars run in their own session, so no terminal Ctrl-C reaches them."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+def _argv(spec: _LaunchSpec) -> list[str]:
+    back = spec.sigint_back and signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    return [sys.executable, "-c", _SIGINT_BACK, *spec.argv] if back else spec.argv
 
 
 def _launch(spec: _LaunchSpec, *, ready: Callable[[Sidecar], None]) -> Sidecar:
@@ -210,12 +215,11 @@ def _launch(spec: _LaunchSpec, *, ready: Callable[[Sidecar], None]) -> Sidecar:
     try:
         with spec.log_path.open("ab") as log_file:
             process = subprocess.Popen(
-                spec.argv,
+                _argv(spec),
                 stdin=subprocess.DEVNULL,
                 stdout=log_file,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
-                preexec_fn=_restore_sigint if signal.getsignal(signal.SIGINT) is signal.SIG_IGN else None,
                 **_run_as_kwargs(spec.os_user, spec.env),
             )
     except OSError as exc:
@@ -338,10 +342,8 @@ def _version_key(version: str) -> tuple[int, ...]:
 
 
 def _milvus_lite_binary() -> str:
-    beside_python = Path(sys.executable).parent / "milvus-lite"
-    if beside_python.exists():
-        return str(beside_python)
-    return _require_binary("milvus-lite", hint="pip install milvus-lite")
+    beside = Path(sys.executable).parent / "milvus-lite"
+    return str(beside) if beside.exists() else _require_binary("milvus-lite", hint="pip install milvus-lite")
 
 
 def _require_binary(name: str, *, hint: str) -> str:
@@ -365,11 +367,9 @@ def _pick_port(port: int | None) -> int:
 
 
 def _port_open(host: str, port: int) -> bool:
-    try:
-        with socket.create_connection((host, port), timeout=0.5):
-            return True
-    except OSError:
-        return False
+    with contextlib.suppress(OSError), socket.create_connection((host, port), timeout=0.5):
+        return True
+    return False
 
 
 def _signal_group(pgid: int, signum: signal.Signals) -> None:

@@ -15,12 +15,11 @@ from pytest_django.fixtures import Settings as SettingsWrapper
 
 from backend.adapters.llm.fake import RecordedRequest, ReplyScript, ScriptedReply
 from backend.answering.models import Question
-from backend.config.settings.components.models import llm_from_env
 from backend.gurus.models import Guru
 from backend.sources.models import SourceKind, SourceStatus
 from backend.sources.services import source_create
 from tests.factories import GuruFactory
-from tests.fakes.openai_server import FAKE_CHAT_MODEL, FAKE_OPENAI_KEY, OpenAIFakeServer
+from tests.fakes.openai_server import OpenAIFakeServer
 from tests.fakes.pdfs import write_pdf
 from tests.support.browser import playwright_sync_api, save_screenshot
 
@@ -87,8 +86,7 @@ def _understanding(off_topic: bool) -> dict[str, Any]:
 def fake_llm(settings: SettingsWrapper, openai_server: OpenAIFakeServer) -> Iterator[OpenAIFakeServer]:
     """The OpenAI provider pointed at the wire-level fake, streaming its answers in paced chunks."""
     openai_server.script = PageScript()
-    settings.OPENGURU_LLM = llm_from_env({"OPENAI_API_KEY": FAKE_OPENAI_KEY, "OPENAI_BASE_URL": openai_server.api_base,
-                                          "OPENGURU_CHAT_MODEL": FAKE_CHAT_MODEL})
+    settings.OPENGURU_LLM = openai_server.llm_settings()
     yield openai_server
 
 

@@ -57,8 +57,7 @@ def online(settings: SettingsWrapper) -> None:
 @pytest.fixture
 def with_llm(settings: SettingsWrapper, openai_server: OpenAIFakeServer) -> OpenAIFakeServer:
     """The OpenAI SDK against the fake server, which lists three chat models."""
-    settings.OPENGURU_LLM = llm_from_env({"OPENAI_API_KEY": FAKE_OPENAI_KEY, "OPENAI_BASE_URL": openai_server.api_base,
-                                          "OPENGURU_CHAT_MODEL": FAKE_CHAT_MODEL})
+    settings.OPENGURU_LLM = openai_server.llm_settings()
     openai_server.chat_models = frozenset({FAKE_CHAT_MODEL, "gpt-4.1-mini", "gpt-4o"})
     return openai_server
 

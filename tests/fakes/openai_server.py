@@ -71,6 +71,13 @@ class OpenAIFakeServer:
         """What an SDK takes as base_url (the API lives under /v1, as on api.openai.com)."""
         return f"{self.base_url}/v1"
 
+    def llm_settings(self) -> dict[str, str]:
+        """OPENGURU_LLM for the OpenAI provider pointed at this fake, answering as FAKE_CHAT_MODEL."""
+        from backend.config.settings.components.models import llm_from_env
+
+        return llm_from_env({"OPENAI_API_KEY": FAKE_OPENAI_KEY, "OPENAI_BASE_URL": self.api_base,
+                             "OPENGURU_CHAT_MODEL": FAKE_CHAT_MODEL})
+
     def route(self, request: FakeRequest, responder: FakeResponder) -> None:
         try:
             self._dispatch(request, responder)

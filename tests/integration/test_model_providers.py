@@ -33,10 +33,7 @@ def test_without_keys_the_offline_answerer_answers() -> None:
 def test_openai_key_and_base_url_route_answers_to_that_server(
     settings: SettingsWrapper, openai_server: OpenAIFakeServer
 ) -> None:
-    settings.OPENGURU_LLM = llm_from_env({
-        "OPENAI_API_KEY": FAKE_OPENAI_KEY, "OPENAI_BASE_URL": openai_server.api_base,
-        "OPENGURU_CHAT_MODEL": FAKE_CHAT_MODEL,
-    })
+    settings.OPENGURU_LLM = openai_server.llm_settings()
     openai_server.script.push(ScriptedReply(text="Use self.retry() [1]."))
     answerer = registry.answerer()
     assert isinstance(answerer, LLMAnswerer)

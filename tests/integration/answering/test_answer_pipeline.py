@@ -15,13 +15,12 @@ from backend.adapters.vector_store.milvus import MilvusVectorStore
 from backend.answering.events import AnswerEvent, EventKind
 from backend.answering.models import Binge, Question
 from backend.answering.services import NOT_COVERED, AskRequest, answer_stream
-from backend.config.settings.components.models import llm_from_env
 from backend.gurus.models import Guru
 from backend.pipeline.answerer_offline import NO_LLM_NOTICE
 from backend.sources.models import SourceKind
 from backend.sources.services import source_create, source_schedule_index
 from tests.factories import GuruFactory
-from tests.fakes.openai_server import FAKE_CHAT_MODEL, FAKE_OPENAI_KEY, OpenAIFakeServer
+from tests.fakes.openai_server import FAKE_CHAT_MODEL, OpenAIFakeServer
 from tests.fakes.pdfs import pdf_bytes
 
 pytestmark = [pytest.mark.django_db, pytest.mark.production_profile]
@@ -129,8 +128,7 @@ def test_repeats_are_served_from_cache_until_a_source_changes(
 
 @pytest.fixture
 def with_llm(settings: SettingsWrapper, openai_server: OpenAIFakeServer) -> Iterator[OpenAIFakeServer]:
-    settings.OPENGURU_LLM = llm_from_env({"OPENAI_API_KEY": FAKE_OPENAI_KEY, "OPENAI_BASE_URL": openai_server.api_base,
-                                          "OPENGURU_CHAT_MODEL": FAKE_CHAT_MODEL})
+    settings.OPENGURU_LLM = openai_server.llm_settings()
     yield openai_server
 
 

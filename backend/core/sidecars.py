@@ -10,7 +10,6 @@ import re
 import shutil
 import signal
 import socket
-import stat
 import subprocess
 import sys
 import tempfile
@@ -18,9 +17,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlsplit
 
+from backend.core.os_user import run_as_kwargs, traversable_by
 from backend.core.pg_probe import postgres_login_ok
 
 logger = logging.getLogger(__name__)
@@ -128,7 +127,8 @@ def start_milvus_lite(
         env={"PYTHONUNBUFFERED": "1"},
         sigint_back=True,
     )
-    return _launch(spec, ready=lambda sidecar: _wait_for_sidecar_port(sidecar, startup_timeout))
+    log_start = spec.log_path.stat().st_size if spec.log_path.exists() else 0
+    return _launch(spec, ready=lambda sidecar: _wait_for_milvus_lite(sidecar, startup_timeout, log_start))
 
 
 def start_redis(*, work_dir: Path, port: int | None = None, startup_timeout: float = 10.0) -> Sidecar:
@@ -158,7 +158,7 @@ def start_postgres(*, work_dir: Path, port: int | None = None, startup_timeout: 
     os_user = _postgres_os_user()
     runtime_dir = Path(tempfile.mkdtemp(prefix="openguru-pg-"))
     data_dir = work_dir / "pgdata"
-    if os_user is not None and not _traversable_by(work_dir, os_user):
+    if os_user is not None and not traversable_by(work_dir, os_user):
         data_dir = runtime_dir / "pgdata"
     try:
         _prepare_postgres_dirs(runtime_dir=runtime_dir, data_dir=data_dir, os_user=os_user)
@@ -220,7 +220,7 @@ def _launch(spec: _LaunchSpec, *, ready: Callable[[Sidecar], None]) -> Sidecar:
                 stdout=log_file,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
-                **_run_as_kwargs(spec.os_user, spec.env),
+                **run_as_kwargs(spec.os_user, spec.env),
             )
     except OSError as exc:
         for path in spec.cleanup_paths:
@@ -241,6 +241,25 @@ def _wait_for_sidecar_port(sidecar: Sidecar, timeout: float) -> None:
     wait_for_port(LOOPBACK, sidecar.port, timeout=timeout, proc=sidecar.process, log_path=sidecar.log_path)
     if sidecar.process.poll() is not None:  # someone else owned the port and our server gave up
         raise SidecarError(f"{sidecar.name} exited right after its port opened" + _log_tail(sidecar.log_path))
+
+
+def _wait_for_milvus_lite(sidecar: Sidecar, timeout: float, log_start: int) -> None:
+    """Its port opens a moment before it can handle SIGINT (which would then kill it with the DB open).
+
+    It prints its "listening" line just before it enters the block that turns SIGINT into a clean close.
+    """
+    deadline = time.monotonic() + timeout
+    _wait_for_sidecar_port(sidecar, timeout)
+    while b"listening on" not in _log_bytes(sidecar.log_path, log_start):
+        if sidecar.process.poll() is not None or time.monotonic() >= deadline:
+            raise SidecarError(f"{sidecar.name} never said it was listening" + _log_tail(sidecar.log_path))
+        time.sleep(_POLL_SECONDS)
+
+
+def _log_bytes(log_path: Path, start: int) -> bytes:
+    with log_path.open("rb") as log_file:
+        log_file.seek(start)
+        return log_file.read()
 
 
 def _wait_for_postgres_login(sidecar: Sidecar, timeout: float) -> None:
@@ -265,7 +284,7 @@ def _initdb(*, bin_dir: Path, data_dir: Path, os_user: pwd.struct_passwd | None,
     with log_path.open("ab") as log_file:
         result = subprocess.run(
             argv, stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT,
-            check=False, **_run_as_kwargs(os_user, {}),
+            check=False, **run_as_kwargs(os_user, {}),
         )  # fmt: skip
     if result.returncode != 0:
         raise SidecarError(f"initdb failed with status {result.returncode}" + _log_tail(log_path))
@@ -279,23 +298,6 @@ def _prepare_postgres_dirs(*, runtime_dir: Path, data_dir: Path, os_user: pwd.st
             os.chown(path, os_user.pw_uid, os_user.pw_gid)
 
 
-def _run_as_kwargs(os_user: pwd.struct_passwd | None, env: dict[str, str]) -> dict[str, Any]:
-    """Popen arguments for the child's environment and, as root, for dropping to `os_user`.
-
-    The child execs under the new uid directly (no runuser/su in between): its pid is ours to signal and reap.
-    """
-    if os_user is None:
-        return {"env": {**os.environ, **env}}
-    identity = {"HOME": os_user.pw_dir, "USER": os_user.pw_name, "LOGNAME": os_user.pw_name}
-    return {
-        "env": {**os.environ, **identity, **env},
-        "user": os_user.pw_uid,
-        "group": os_user.pw_gid,
-        "extra_groups": [],
-        "cwd": "/",  # the caller's cwd may not be readable by os_user
-    }
-
-
 def _postgres_os_user() -> pwd.struct_passwd | None:
     """None when we are not root; otherwise the OS account the server must run as."""
     if os.geteuid() != 0:
@@ -307,22 +309,6 @@ def _postgres_os_user() -> pwd.struct_passwd | None:
             f"running as root, but there is no {PG_OS_USER!r} OS user to run PostgreSQL as "
             "(apt-get install postgresql creates it)"
         ) from None
-
-
-def _traversable_by(path: Path, user: pwd.struct_passwd) -> bool:
-    """Whether `user` may search every directory from `/` down to `path`."""
-    resolved = path.resolve()
-    for directory in (resolved, *resolved.parents):
-        mode = directory.stat()
-        if mode.st_uid == user.pw_uid:
-            bit = stat.S_IXUSR
-        elif mode.st_gid == user.pw_gid:
-            bit = stat.S_IXGRP
-        else:
-            bit = stat.S_IXOTH
-        if not mode.st_mode & bit:
-            return False
-    return True
 
 
 def _postgres_bin_dir() -> Path:

@@ -8,8 +8,9 @@ goes through Django's test Client in-process (no network) as the logged-in super
 alternate request by request, the connection being reopened before each one (as CONN_MAX_AGE=0 does in
 production), so both sides see the same machine noise. Per page: one warm-up, then the median of N
 requests (N=15, `--quick` 5); the SQL query count of one request at 10k is captured too. The unanswered
-page embeds and stores the vectors of up to 500 refusals on its first visit: that cold visit is timed
-once and reported apart before the warm timings. Models are the test ones (hashing embedder, in-memory
+page's first visit after the vectors are dropped (as after an embedder change) embeds 16 refusals itself
+and queues the rest for the worker: that cold visit is timed once and reported apart, then the backfill
+runs (in-process, untimed) before the warm timings. Models are the test ones (hashing embedder, in-memory
 vector store, offline LLM), so the figure is the dashboard, not model loading.
 Target: every page under 300 ms server time at 10k; ratio = worst page at 10k / the same page at 100.
 """
@@ -61,6 +62,11 @@ def _configure(data_dir: Path) -> None:
 
     django.setup()
     logging.getLogger("kombu").setLevel(logging.ERROR)  # the eager broker's "no hostname" notice
+    from backend.config.celery_app import app
+
+    # Queued work (the unanswered page's backfill) is published to memory and left there: the page's own
+    # time is measured, and Side.backfill() plays the worker.
+    app.conf.update(task_always_eager=False, broker_url="memory://")
 
 
 @contextmanager
@@ -271,6 +277,15 @@ class Side:
         with _database(self.path):
             Question.objects.update(embedding=None, embedding_model="")
 
+    def backfill(self) -> None:
+        """What the worker does after a cold unanswered visit: embed the refusals that visit left out."""
+        from backend.answering.models import Question
+        from backend.answering.vectors import questions_embed
+
+        with _database(self.path):
+            missing = Question.objects.filter(out_of_context=True, embedding__isnull=True)
+            questions_embed(question_ids=list(missing.values_list("pk", flat=True)))
+
     def profile(self, page: str, top: int = 12) -> str:
         profiler = cProfile.Profile()
         with _database(self.path):
@@ -319,6 +334,8 @@ def main() -> None:
         base.forget_vectors()
         big.forget_vectors()
         cold = {side.name: side.get("unanswered") * 1000 for side in (base, big)}
+        base.backfill()
+        big.backfill()
         samples: dict[str, dict[str, list[float]]] = {"10k": {p: [] for p in pages}, "base": {p: [] for p in pages}}
         for r in range(repeats):
             for page in pages:
@@ -331,7 +348,7 @@ def main() -> None:
 
         print(f"questions={args.questions} baseline_questions={args.baseline_questions} sources={SOURCES} "
               f"days={DAYS} repeats={repeats} build_s={build_s:.1f} nproc={os.cpu_count()}")
-        print(f"unanswered cold first visit (embeds and stores up to 500 refusals): 10k={cold['10k']:.1f} ms "
+        print(f"unanswered cold first visit (embeds 16 refusals, queues the rest): 10k={cold['10k']:.1f} ms "
               f"base={cold['base']:.1f} ms")
         print(f"{'page':<20} {'10k_ms':>8} {'base_ms':>8} {'ratio':>6} {'queries':>7}  target<{TARGET_MS:.0f}ms")
         medians = {side: {p: statistics.median(v) for p, v in pages_.items()} for side, pages_ in samples.items()}

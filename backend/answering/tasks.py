@@ -9,6 +9,13 @@ from backend.core.tasks import openguru_task
 
 @openguru_task("answering.embed_question")
 def question_embed(self: Any, *, question_id: int) -> None:
-    from backend.answering.vectors import question_embed as embed
+    from backend.answering.vectors import questions_embed
 
-    embed(question_id=question_id)
+    questions_embed(question_ids=[question_id])
+
+
+@openguru_task("answering.embed_questions")
+def questions_embed(self: Any, *, question_ids: list[int]) -> int:
+    from backend.answering.vectors import questions_embed as embed
+
+    return embed(question_ids=question_ids)

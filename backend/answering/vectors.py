@@ -5,6 +5,8 @@ Vectors of two embedders never mix: a vector stored by another embedder (or of a
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from backend.adapters import registry
@@ -12,6 +14,8 @@ from backend.answering.models import Question
 
 VECTOR_DTYPE = np.dtype("<f4")
 SAVE_BATCH = 100
+EMBED_BATCH = 64  # per embedder call and transaction, so a long backfill saves as it goes
+_COLUMNS = ("id", "question", "user_question", "embedding", "embedding_model")
 
 
 def _text(question: Question) -> str:
@@ -23,6 +27,32 @@ def _cached_vector(question: Question, embedder_id: str, dimension: int) -> np.n
         return None
     vector = np.frombuffer(bytes(question.embedding), dtype=VECTOR_DTYPE)
     return vector if vector.shape == (dimension,) else None
+
+
+@dataclass(frozen=True)
+class ReadyVectors:
+    """The questions that have a vector now (`indices` into the input, rows of `vectors`) and those still without."""
+
+    indices: list[int]
+    vectors: np.ndarray
+    pending_ids: list[int]
+
+
+def ready_vectors(questions: list[Question], *, embed_at_most: int) -> ReadyVectors:
+    """Cached vectors plus at most `embed_at_most` embedded now (newest first); the rest are left pending.
+
+    Bounds what one page view embeds: after an embedder change every cached vector is stale at once.
+    """
+    embedder, embedder_id = registry.embedder(), registry.embedder_id()
+    cached = [_cached_vector(q, embedder_id, embedder.dimension) for q in questions]
+    missing = [i for i, row in enumerate(cached) if row is None]
+    now, later = missing[:embed_at_most], missing[embed_at_most:]
+    fresh = question_vectors([questions[i] for i in now])
+    for i, row in zip(now, fresh, strict=True):
+        cached[i] = row
+    indices = [i for i, row in enumerate(cached) if row is not None]
+    vectors = np.vstack([cached[i] for i in indices]) if indices else np.zeros((0, embedder.dimension), VECTOR_DTYPE)
+    return ReadyVectors(indices, vectors, [questions[i].pk for i in later])
 
 
 def question_vectors(questions: list[Question]) -> np.ndarray:
@@ -43,9 +73,11 @@ def question_vectors(questions: list[Question]) -> np.ndarray:
     return np.vstack(rows)  # type: ignore[arg-type] - every row is set above
 
 
-def question_embed(*, question_id: int) -> None:
-    """Store one question's vector now (refusals, in the background), so the gaps page finds it ready."""
-    question = Question.objects.filter(pk=question_id).only("id", "question", "user_question", "embedding",
-                                                          "embedding_model").first()
-    if question is not None:
-        question_vectors([question])
+def questions_embed(*, question_ids: list[int]) -> int:
+    """Store the vectors these questions lack (in the background), so the gaps page finds them ready."""
+    done = 0
+    for start in range(0, len(question_ids), EMBED_BATCH):
+        batch = list(Question.objects.filter(pk__in=question_ids[start:start + EMBED_BATCH]).only(*_COLUMNS))
+        question_vectors(batch)
+        done += len(batch)
+    return done

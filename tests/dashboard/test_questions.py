@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import time
 import uuid
 from decimal import Decimal
 from typing import Any
@@ -18,7 +19,7 @@ from backend.adapters import registry
 from backend.answering.models import Binge, Channel, Question
 from backend.api.services import api_key_create
 from backend.core.selectors import settings_get
-from backend.dashboard.questions.gaps import RECENT_REFUSALS, gap_report
+from backend.dashboard.questions.gaps import EMBED_NOW, RECENT_REFUSALS, gap_report
 from backend.gurus.models import Guru
 from tests.factories import GuruFactory, UserFactory
 
@@ -224,6 +225,40 @@ def test_unanswered_recomputes_vectors_of_another_embedder(guru: Guru) -> None:
     assert [g.size for g in report.gaps] == [2]
     question.refresh_from_db()
     assert question.embedding_model == registry.embedder_id() and len(question.embedding) == 384 * 4
+
+
+@pytest.mark.django_db(transaction=True)  # the worker thread must see the committed rows
+def test_unanswered_after_an_embedder_change_embeds_a_few_now_and_the_rest_in_the_worker(
+    client: Client, guru: Guru, live_celery_worker: None,
+) -> None:
+    stale = 3 * EMBED_NOW
+    for i in range(stale):
+        ask(guru, f"{SSO[i % 3]} (case {i})", out_of_context=True, embedding=b"\x00" * 16, embedding_model="old:model")
+    response = client.get("/dashboard/g/celery/unanswered/")
+    report = response.context["report"]
+    assert report.pending == stale - EMBED_NOW and sum(g.size for g in report.gaps) == EMBED_NOW
+    assert f"{stale - EMBED_NOW} more unanswered questions are still being analysed" in response.content.decode()
+    current = Question.objects.filter(guru=guru, embedding_model=registry.embedder_id())
+    deadline = time.monotonic() + 30
+    while current.count() < stale and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert current.count() == stale  # the worker filled in the rest
+    response = client.get("/dashboard/g/celery/unanswered/")
+    assert response.context["report"].pending == 0 and sum(g.size for g in response.context["report"].gaps) == stale
+    assert "still being analysed" not in response.content.decode()
+
+
+def test_unanswered_queues_one_backfill_at_a_time_and_converges_without_a_worker(guru: Guru) -> None:
+    for i in range(EMBED_NOW + 5):
+        ask(guru, f"{PRICE[i % 2]} ({i})", out_of_context=True, embedding=b"\x00" * 16, embedding_model="old:model")
+    current = Question.objects.filter(guru=guru, embedding_model=registry.embedder_id())
+    cache.add(f"gaps-backfill:{guru.pk}", 1, 60)  # as if a visit a moment ago had queued one
+    assert gap_report(guru).pending == 5 and current.count() == EMBED_NOW  # nothing queued twice
+    assert gap_report(guru).pending == 0 and current.count() == EMBED_NOW + 5  # the next visit embeds the rest
+    Question.objects.filter(guru=guru).update(embedding=b"\x00" * 16, embedding_model="old:model")
+    cache.clear()
+    assert gap_report(guru).pending == 5  # and queues them (run eagerly in tests)
+    assert current.count() == EMBED_NOW + 5
 
 
 def test_unanswered_strictness_and_empty_state(client: Client, guru: Guru) -> None:

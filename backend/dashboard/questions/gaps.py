@@ -1,7 +1,8 @@
 """The gaps in a guru's sources: its recent refused questions, grouped by meaning.
 
 Each question's vector is cached on its row (answering.vectors; refusals are embedded in the background
-as they happen), so a visit embeds at most the few it has not seen, in one batch.
+as they happen). A visit embeds at most EMBED_NOW missing ones itself and hands the rest to the worker, so
+the page stays fast after an embedder change (every vector stale at once) and fills in within moments.
 """
 
 from __future__ import annotations
@@ -10,8 +11,11 @@ import logging
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from django.core.cache import cache
+from kombu.exceptions import OperationalError
+
 from backend.answering.models import Question
-from backend.answering.vectors import question_vectors
+from backend.answering.vectors import ready_vectors
 from backend.gurus.models import Guru
 from backend.pipeline.answer_types import Intent
 from backend.pipeline.clustering import group_by_similarity
@@ -22,6 +26,8 @@ logger = logging.getLogger(__name__)
 RECENT_REFUSALS = 500
 SIMILARITY = {"loose": 0.6, "normal": 0.7, "strict": 0.8}
 DEFAULT_SIMILARITY = "normal"
+EMBED_NOW = 16  # missing vectors one visit embeds itself; MiniLM does ~130 short questions a second
+BACKFILL_LOCK_SECONDS = 120  # one queued backfill per guru at a time, however often the page is reloaded
 COLUMNS = ("id", "question", "user_question", "created_at", "channel", "embedding", "embedding_model")
 
 
@@ -48,6 +54,7 @@ class GapReport:
     total: int  # all refusals of the guru
     problem: str = ""  # set when the embedder failed and the questions are listed ungrouped
     similarity: str = DEFAULT_SIMILARITY
+    pending: int = 0  # refusals left out until the worker has embedded them
     choices: tuple[str, ...] = field(default=tuple(SIMILARITY))
 
 
@@ -64,11 +71,28 @@ def gap_report(guru: Guru, *, similarity: str = DEFAULT_SIMILARITY, limit: int =
     total = len(questions) if len(questions) < limit else (
         Question.objects.filter(guru=guru, out_of_context=True).exclude(intent=Intent.INVALID.value).count())
     try:
-        vectors = question_vectors(questions)
+        ready = ready_vectors(questions, embed_at_most=EMBED_NOW)
     except ServiceError as exc:
         logger.warning("embedding refused questions of guru %s failed: %s", guru.slug, exc)
         gaps = [Gap(q, [q]) for q in questions]
         return GapReport(gaps, len(questions), total, f"The questions could not be grouped: {exc}", similarity)
-    groups = group_by_similarity(vectors, threshold=SIMILARITY[similarity])
-    gaps = [Gap(questions[g.representative], [questions[i] for i in g.members]) for g in groups]
-    return GapReport(gaps, len(questions), total, "", similarity)
+    if ready.pending_ids:
+        _backfill(guru, ready.pending_ids)
+    groups = group_by_similarity(ready.vectors, threshold=SIMILARITY[similarity])
+    kept = [questions[i] for i in ready.indices]
+    gaps = [Gap(kept[g.representative], [kept[i] for i in g.members]) for g in groups]
+    return GapReport(gaps, len(questions), total, "", similarity, pending=len(ready.pending_ids))
+
+
+def _backfill(guru: Guru, question_ids: list[int]) -> None:
+    """Queue the embedding of the vectors this visit left out, unless a backfill was queued a moment ago."""
+    from backend.answering.tasks import questions_embed
+
+    if not cache.add(f"gaps-backfill:{guru.pk}", 1, BACKFILL_LOCK_SECONDS):
+        return
+    try:
+        questions_embed.delay(question_ids=question_ids)
+    except (OperationalError, ServiceError) as exc:
+        # Each visit still embeds EMBED_NOW itself, so the page converges even without a worker.
+        logger.warning("could not queue the embedding of %s questions: %s", len(question_ids), exc)
+        cache.delete(f"gaps-backfill:{guru.pk}")

@@ -138,8 +138,17 @@ def test_a_model_the_provider_does_not_offer_is_refused_with_what_it_offers(
     response = client.post("/dashboard/g/celery/settings/", _guru_form(chat_model="gpt-4.1-mimi"))
     page = response.content.decode()
     assert response.status_code == 200
-    assert "does not offer gpt-4.1-mimi. Did you mean gpt-4.1-mini?" in page
+    assert "does not offer gpt-4.1-mimi as a chat model. Did you mean gpt-4.1-mini?" in page
     assert f"Available: gpt-4.1-mini, gpt-4o, {FAKE_CHAT_MODEL}." in page
+    assert Guru.objects.get(pk=guru.pk).chat_model == ""
+
+
+def test_an_embedding_model_the_provider_lists_is_no_chat_model(
+    client: Client, guru: Guru, with_llm: OpenAIFakeServer
+) -> None:
+    with_llm.chat_models = with_llm.chat_models | {"text-embedding-3-small"}  # /models lists every kind
+    response = client.post("/dashboard/g/celery/settings/", _guru_form(chat_model="text-embedding-3-small"))
+    assert "does not offer text-embedding-3-small as a chat model" in response.content.decode()
     assert Guru.objects.get(pk=guru.pk).chat_model == ""
 
 

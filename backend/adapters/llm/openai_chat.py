@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Callable, Generator, Iterator, Sequence
 from contextlib import closing
@@ -111,7 +112,7 @@ class OpenAIChatModel:
         yield usage
 
     def available_models(self) -> list[str]:
-        """GET /models: every id the server lists (OpenAI does not say which ones chat; all are kept)."""
+        """GET /models: the ids the server lists, less the families known not to chat (embeddings, audio, images)."""
         timeout = listing_timeout(self._timeout)
 
         def attempt() -> list[str]:
@@ -191,12 +192,19 @@ def _message_content(response: ChatCompletion) -> str | None:
     return response.choices[0].message.content
 
 
+# /models does not say what a model can do; these families (OpenAI's, and Ollama-style "*-embed-*" names)
+# cannot answer a chat completion, so they are never offered as an answer model.
+_NOT_CHAT = re.compile(r"embed|whisper|tts|dall-e|moderation|transcribe|gpt-image|realtime|^(babbage|davinci)-\d",
+                       re.IGNORECASE)
+
+
 def _model_ids(page: Any) -> list[str]:
     """Ids of a /models page; the SDK does not validate replies, so compatible servers' odd shapes are checked."""
     data = getattr(page, "data", None)
     if not isinstance(data, list):
         raise UnusableResponseError("the model list has no `data` array")
-    return bounded([item.id for item in data if isinstance(getattr(item, "id", None), str) and item.id])
+    ids = [item.id for item in data if isinstance(getattr(item, "id", None), str) and item.id]
+    return bounded([model for model in ids if not _NOT_CHAT.search(model)])
 
 
 def _parse_object(content: str | None, schema: dict[str, Any]) -> dict[str, Any]:

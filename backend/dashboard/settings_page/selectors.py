@@ -165,7 +165,7 @@ def _not_offered(provider: str, model: str, offered: list[str]) -> str:
     more = f" and {len(offered) - len(shown)} more" if len(offered) > len(shown) else ""
     close = difflib.get_close_matches(model, offered, n=3, cutoff=0.8)  # typos only, not cousins
     hint = f" Did you mean {' or '.join(close)}?" if close else ""
-    return f"The {provider} provider does not offer {model}.{hint} Available: {', '.join(shown)}{more}."
+    return f"The {provider} provider does not offer {model} as a chat model.{hint} Available: {', '.join(shown)}{more}."
 
 
 def chat_models_note() -> str:

@@ -109,8 +109,11 @@ def test_server_errors_are_transient_and_retried_at_most_once(listing: ListingHa
         assert listing.requests() == 2
 
 
-def test_openai_lists_ids_as_given(openai_server: OpenAIFakeServer) -> None:
-    openai_server.chat_models = frozenset({"gpt-4o-mini", "ft:gpt-4o:acme::abc", "llama3.2:latest"})
+def test_openai_lists_ids_as_given_less_families_that_cannot_chat(openai_server: OpenAIFakeServer) -> None:
+    not_chat = {"text-embedding-3-small", "nomic-embed-text:latest", "whisper-1", "gpt-4o-mini-tts", "dall-e-3",
+                "omni-moderation-latest", "gpt-4o-transcribe", "gpt-image-1", "gpt-4o-realtime-preview",
+                "davinci-002"}
+    openai_server.chat_models = frozenset({"gpt-4o-mini", "ft:gpt-4o:acme::abc", "llama3.2:latest", *not_chat})
     assert sorted(_openai(openai_server).available_models()) == ["ft:gpt-4o:acme::abc", "gpt-4o-mini",
                                                                   "llama3.2:latest"]
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from datetime import timedelta
+from collections import Counter
+from datetime import datetime, time, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -83,6 +84,22 @@ def test_every_day_of_the_period_is_listed_zeros_included(guru: Guru, dataset: d
     assert by_age[0].avg_trust == pytest.approx(0.7)
     assert (by_age[2].total, by_age[2].answered, by_age[2].unfinished) == (2, 1, 1)
     assert all(by_age[age].total == 0 and by_age[age].avg_trust is None for age in (1, 3, 4, 5, 6))
+
+
+@pytest.mark.parametrize("zone", ["UTC", "America/New_York", "Asia/Kolkata"])
+def test_questions_fall_on_their_local_day_across_midnight_and_dst(guru: Guru, settings: Any, zone: str) -> None:
+    settings.TIME_ZONE = zone
+    today = timezone.localdate()
+    moments: list[tuple[datetime, int]] = []  # (local moment, expected days ago)
+    for age in range(1, 89):  # every local midnight of the period, DST changes included
+        midnight = timezone.make_aware(datetime.combine(today - timedelta(days=age), time.min))
+        moments += [(midnight - timedelta(microseconds=1), age + 1), (midnight, age)]
+    for n, (moment, _) in enumerate(moments):
+        question = Question.objects.create(guru=guru, user_question=f"m{n}", question=f"M {n}", slug=f"m-{n}")
+        Question.objects.filter(pk=question.pk).update(created_at=moment)
+    data = guru_analytics(guru=guru, period=90)
+    expected = Counter(age for _, age in moments if age < 90)
+    assert {(today - d.day).days: d.total for d in data.days if d.total} == dict(expected)
 
 
 def test_period_is_bounded_to_the_offered_choices() -> None:

@@ -7,8 +7,7 @@ from datetime import date, datetime, time, timedelta
 from decimal import Decimal
 from typing import Any
 
-from django.db.models import Avg, Count, Max, Q, QuerySet, Sum
-from django.db.models.functions import TruncDate
+from django.db.models import Avg, Case, Count, IntegerField, Max, Q, QuerySet, Sum, Value, When
 from django.urls import reverse
 from django.utils import timezone
 
@@ -102,16 +101,36 @@ def _period_questions(guru: Guru, start: date) -> QuerySet[Question]:
 
 
 def _days(questions: QuerySet[Question], start: date, period: int) -> list[Day]:
+    every_day = [start + timedelta(days=i) for i in range(period)]
     rows = (
-        questions.annotate(day=TruncDate("created_at", tzinfo=timezone.get_current_timezone()))
-        .values("day")
+        questions.annotate(bucket=_day_index(every_day))
+        .values("bucket")
         .annotate(total=Count("id"), answered=Count("id", filter=_ANSWERED), refused=Count("id", filter=_REFUSED),
                   avg_trust=Avg("trust_score", filter=_ANSWERED))
-        .order_by("day")
+        .order_by("bucket")
     )
-    found = {row["day"]: Day(**row) for row in rows}
-    every_day = (start + timedelta(days=i) for i in range(period))
-    return [found.get(day, Day(day=day)) for day in every_day]
+    found = {row.pop("bucket"): row for row in rows}
+    return [Day(day=day, **found[i]) if i in found else Day(day=day) for i, day in enumerate(every_day)]
+
+
+def _day_index(days: list[date]) -> Case | Value:
+    """Which day of the period a row falls on, by comparing created_at with the local midnights.
+
+    Portable and cheap: the boundaries are computed here (DST included), so the database compares timestamps
+    instead of converting each row to local time (SQLite's TruncDate does that in Python, per row), and
+    the CASEs nest as a binary search: ~7 comparisons a row for 90 days instead of ~45.
+    """
+    ends = [_period_start(day + timedelta(days=1)) for day in days]
+    return _bisect(ends, 0, len(ends))
+
+
+def _bisect(ends: list[datetime], low: int, high: int) -> Case | Value:
+    """Index i in [low, high] of the first end a row is before (high: after them all)."""
+    if low == high:
+        return Value(low)
+    middle = (low + high) // 2
+    return Case(When(created_at__lt=ends[middle], then=_bisect(ends, low, middle)),
+                default=_bisect(ends, middle + 1, high), output_field=IntegerField())
 
 
 def _summary(questions: QuerySet[Question]) -> Summary:

@@ -1,11 +1,11 @@
-"""Finding a website's pages: URL normalisation, sitemaps, robots.txt rules and a bounded same-site crawl."""
+"""Finding a website's pages: URL normalisation, sitemaps, robots.txt rules and a bounded, lazy same-site crawl."""
 
 from __future__ import annotations
 
 import logging
 import time
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
 from urllib.parse import urlsplit, urlunsplit
@@ -31,11 +31,16 @@ SKIPPED_EXTENSIONS = frozenset(
 
 
 class RawText(Protocol):
-    """What a fetch_raw callable returns (the HTTP fetcher's RawResponse)."""
+    """What a fetch_raw callable returns (the HTTP fetcher's RawResponse); read-only, so frozen dataclasses fit."""
 
-    final_url: str
-    content_type: str
-    text: str
+    @property
+    def final_url(self) -> str: ...
+
+    @property
+    def content_type(self) -> str: ...
+
+    @property
+    def text(self) -> str: ...
 
 
 FetchRaw = Callable[..., RawText]
@@ -250,6 +255,95 @@ class _Frontier:
             self.queue.append((normalized, depth))
 
 
+@dataclass(frozen=True, kw_only=True)
+class CrawlLimits:
+    """How far a crawl may go: link hops from the start page, fetches, scope, and the cap on robots' delay."""
+
+    max_depth: int
+    max_pages: int
+    same_prefix: bool = True
+    max_delay: float = 5.0
+
+
+class Crawl:
+    """A lazy breadth-first crawl over same-host links (under the start page's directory when same_prefix).
+
+    Iterating fetches one URL at a time and yields it as a CrawledPage, so a caller can index pages while
+    the crawl goes on and never holds the whole site. At most max_pages fetches are yielded (failed ones
+    included), links are followed up to max_depth hops from the start page; URLs robots.txt disallows and
+    links to non-page files are skipped, and the robots crawl-delay (capped at max_delay) is kept between
+    fetches. Each fetched URL is yielded once: with its page, or with the error message. Iterate it once.
+    """
+
+    def __init__(self, start_url: str, fetch: Fetch, robots: RobotsRules | None, limits: CrawlLimits,
+                 *, sleep: Callable[[float], None] = time.sleep) -> None:
+        self._fetch, self._robots, self._limits, self._sleep = fetch, robots, limits, sleep
+        self.fetched = 0
+        """CrawledPages yielded so far, failed fetches included."""
+        self.failed = 0
+        """Of those, the fetches that failed."""
+        self._refusal: CrawledPage | None = None
+        self._frontier = _Frontier(_Scope("", "/"), robots)  # stays empty when the start URL is refused
+        try:
+            start = normalize_url(start_url)
+        except ValueError:
+            self._refusal = CrawledPage(start_url, 0, error="not a valid URL")
+            return
+        if robots is not None and not robots.allowed(start):
+            self._refusal = CrawledPage(start, 0, error="robots.txt disallows this page")
+            return
+        self._frontier = _Frontier(_Scope.of(start, same_prefix=limits.same_prefix), robots, seen={start},
+                                   queue=deque([(start, 0)]))
+
+    @property
+    def known(self) -> int:
+        """Pages known so far: yielded plus still queued, at most max_pages.
+
+        It grows as links are found, and drops when a queued URL redirects to a page already crawled or off the site.
+        """
+        return min(self._limits.max_pages, self.fetched + len(self._frontier.queue))
+
+    def __iter__(self) -> Iterator[CrawledPage]:
+        if self._refusal is not None:
+            yield self._counted(self._refusal)
+            return
+        robots, frontier = self._robots, self._frontier
+        delay = min(robots.crawl_delay, self._limits.max_delay) if robots is not None else 0.0
+        while frontier.queue and self.fetched < self._limits.max_pages:
+            url, depth = frontier.queue.popleft()
+            if self.fetched and delay:
+                self._sleep(delay)
+            crawled = self._visit(url, depth)
+            if crawled is not None:
+                yield self._counted(crawled)
+
+    def _visit(self, url: str, depth: int) -> CrawledPage | None:
+        """Fetch one URL and queue its links; None for a redirect to a page already crawled or off the site."""
+        frontier = self._frontier
+        try:
+            page = self._fetch(url)
+        except ServiceError as exc:
+            return CrawledPage(url, depth, error=str(exc))
+        final = normalize_url(page.final_url)
+        if depth == 0 and final != url:
+            # The start URL redirected (example.com/docs -> www.example.com/docs/): scope the crawl by where it landed.
+            frontier.scope = _Scope.of(final, same_prefix=self._limits.same_prefix)
+        elif final != url and (final in frontier.seen or not frontier.scope.contains(final)):
+            return None
+        frontier.seen.add(final)
+        # Links are queued before the page is yielded, so `known` already counts them when the caller sees it.
+        if depth < self._limits.max_depth:
+            for link in page.links:
+                frontier.offer(link, depth + 1)
+        return CrawledPage(url, depth, page=page)
+
+    def _counted(self, crawled: CrawledPage) -> CrawledPage:
+        self.fetched += 1
+        if not crawled.ok:
+            self.failed += 1
+        return crawled
+
+
 def crawl(
     start_url: str,
     fetch: Fetch,
@@ -261,42 +355,9 @@ def crawl(
     max_delay: float = 5.0,
     sleep: Callable[[float], None] = time.sleep,
 ) -> list[CrawledPage]:
-    """Breadth-first over same-host links (under the start page's directory when same_prefix).
-
-    At most max_pages fetches, links followed up to max_depth hops from the start page; URLs robots.txt
-    disallows and links to non-page files are skipped, and the robots crawl-delay (capped at max_delay)
-    is kept between fetches. Each fetched URL is returned once: with its page, or with the error message.
-    """
-    try:
-        start = normalize_url(start_url)
-    except ValueError:
-        return [CrawledPage(start_url, 0, error="not a valid URL")]
-    if robots is not None and not robots.allowed(start):
-        return [CrawledPage(start, 0, error="robots.txt disallows this page")]
-    frontier = _Frontier(_Scope.of(start, same_prefix=same_prefix), robots, seen={start}, queue=deque([(start, 0)]))
-    delay = min(robots.crawl_delay, max_delay) if robots is not None else 0.0
-    results: list[CrawledPage] = []
-    while frontier.queue and len(results) < max_pages:
-        url, depth = frontier.queue.popleft()
-        if results and delay:
-            sleep(delay)
-        try:
-            page = fetch(url)
-        except ServiceError as exc:
-            results.append(CrawledPage(url, depth, error=str(exc)))
-            continue
-        final = normalize_url(page.final_url)
-        if depth == 0 and final != url:
-            # The start URL redirected (example.com/docs -> www.example.com/docs/): scope the crawl by where it landed.
-            frontier.scope = _Scope.of(final, same_prefix=same_prefix)
-        elif final != url and (final in frontier.seen or not frontier.scope.contains(final)):
-            continue  # a redirect to a page already crawled, or out of the site
-        frontier.seen.add(final)
-        results.append(CrawledPage(url, depth, page=page))
-        if depth < max_depth:
-            for link in page.links:
-                frontier.offer(link, depth + 1)
-    return results
+    """Every page of a Crawl at once, in crawl order (see Crawl for the rules)."""
+    limits = CrawlLimits(max_depth=max_depth, max_pages=max_pages, same_prefix=same_prefix, max_delay=max_delay)
+    return list(Crawl(start_url, fetch, robots, limits, sleep=sleep))
 
 
 def crawl_failures(pages: Iterable[CrawledPage]) -> list[tuple[str, str]]:

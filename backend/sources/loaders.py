@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from backend.adapters import registry
@@ -20,12 +20,14 @@ logger = logging.getLogger(__name__)
 
 @dataclass
 class Plan:
-    """The units a source consists of, loaded lazily, and the units that failed on their own."""
+    """The units a source consists of, loaded lazily, and the units that failed on their own (filled as loaded)."""
 
     total: int
     documents: Iterator[Document]
     title: str = ""
     failures: list[tuple[str, str]] = field(default_factory=list)
+    total_now: Callable[[], int] | None = None
+    """For plans that discover units while loading (a crawl): the current estimate, exact once consumed."""
 
 
 def transcript_document(transcript: Transcript) -> Document:
@@ -94,7 +96,11 @@ def load_and_write(source: DataSource, writer: ChunkWriter, progress: Progress) 
         writer.add(doc)
         title = title or doc.title
         documents += 1
+        if plan.total_now is not None:
+            progress.update_total(plan.total_now())  # before advancing, so done never catches a stale total
         progress.advance()
+    if plan.total_now is not None and progress.total != plan.total_now():
+        progress.set_total(plan.total_now())  # units that failed left the estimate: the bar ends full
     writer.flush()
     if documents == 0:
         reasons = "; ".join(f"{unit}: {why}" for unit, why in plan.failures[:3])

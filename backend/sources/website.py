@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from django.conf import settings
 
 from backend.adapters import registry
-from backend.pipeline.discovery import crawl, crawl_failures, discover_from_sitemap, robots_for
+from backend.pipeline.discovery import Crawl, CrawlLimits, RobotsRules, discover_from_sitemap, robots_for
 from backend.pipeline.errors import PermanentServiceError
 from backend.pipeline.ingest_types import Document
 from backend.sources.loaders import Plan, page_document
@@ -32,7 +32,7 @@ def _fetch_each(urls: list[str], failures: list[tuple[str, str]]) -> Iterator[Do
 
 
 def website_plan(source: DataSource) -> Plan:
-    """Discover the source's pages; pages are fetched lazily as the plan is consumed."""
+    """Discover the source's pages (a crawl discovers them as it goes); pages are fetched as the plan is consumed."""
     mode = (source.options or {}).get("mode", "page")
     if mode == "page":
         page = registry.page_fetcher().fetch(source.url)
@@ -40,12 +40,29 @@ def website_plan(source: DataSource) -> Plan:
     raw = registry.web_fetcher().fetch_raw
     robots = robots_for(source.url, raw, settings.OPENGURU_FETCH_USER_AGENT)
     max_pages, max_depth = _limits(source)
-    failures: list[tuple[str, str]] = []
     if mode == "sitemap":
         urls = [u for u in discover_from_sitemap(source.url, raw, max_pages=max_pages) if robots.allowed(u)]
         if not urls:
             raise PermanentServiceError("The sitemap lists no pages that robots.txt allows.")
+        failures: list[tuple[str, str]] = []
         return Plan(total=len(urls), documents=_fetch_each(urls, failures), failures=failures)
-    pages = crawl(source.url, registry.page_fetcher().fetch, robots, max_depth=max_depth, max_pages=max_pages)
-    documents = [page_document(p.page) for p in pages if p.page is not None]
-    return Plan(total=len(documents), documents=iter(documents), failures=crawl_failures(pages))
+    return _crawl_plan(source, robots, CrawlLimits(max_depth=max_depth, max_pages=max_pages))
+
+
+def _crawl_plan(source: DataSource, robots: RobotsRules, limits: CrawlLimits) -> Plan:
+    """Pages are crawled as the plan is consumed; the total grows with the links the crawl finds."""
+    crawl = Crawl(source.url, registry.page_fetcher().fetch, robots, limits)
+    failures: list[tuple[str, str]] = []
+
+    def documents() -> Iterator[Document]:
+        for crawled in crawl:
+            if crawled.page is None:
+                failures.append((crawled.url, crawled.error))
+            else:
+                yield page_document(crawled.page)
+
+    def pages_found() -> int:
+        # Failed fetches leave the count, so once the crawl ends the total is the pages indexed.
+        return crawl.known - crawl.failed
+
+    return Plan(total=pages_found(), documents=documents(), failures=failures, total_now=pages_found)

@@ -67,6 +67,9 @@ def test_crawl_stays_on_site_and_under_the_start_path(
     keys = _doc_keys(milvus, collection, source)
     assert keys and all(key.startswith(f"{site.base_url}/docs/") for key in keys)
     assert not any("/private/" in key for key in keys)
+    # The crawl's growing total ends at the pages indexed; the broken link is reported, not counted.
+    assert source.progress_done == source.progress_total == len(keys)
+    assert f"{site.base_url}/docs/broken" in source.error_message
 
 
 def test_internal_addresses_are_refused_without_the_allow_list(

@@ -9,7 +9,9 @@ from protego import Protego
 
 from backend.adapters.web.fetcher import HttpPageFetcher
 from backend.pipeline.discovery import (
+    Crawl,
     CrawledPage,
+    CrawlLimits,
     RobotsRules,
     crawl,
     crawl_failures,
@@ -232,6 +234,66 @@ def test_transient_failures_are_reported_not_raised() -> None:
 
     pages = crawl("https://a.example/", fetch, None, max_depth=1, max_pages=10)
     assert crawl_failures(pages) == [("https://a.example/", "the site had a server error (HTTP 503)")]
+
+
+def test_the_lazy_crawl_yields_each_page_as_it_is_fetched_and_counts_what_it_has_found() -> None:
+    fetched: list[str] = []
+    scripted = scripted_fetch({
+        "https://a.example/docs/": ("https://a.example/docs/", [
+            "https://a.example/docs/a", "https://a.example/docs/b", "https://a.example/docs/c"]),
+        "https://a.example/docs/a": ("https://a.example/docs/a", ["https://a.example/docs/d", "https://a.example/docs/e"]),
+        "https://a.example/docs/c": ("https://a.example/docs/a", []),
+        "https://a.example/docs/d": ("https://a.example/docs/d", []),
+        "https://a.example/docs/e": ("https://a.example/docs/e", []),
+    })
+
+    def fetch(url: str) -> FetchedPage:
+        fetched.append(url)
+        return scripted(url)
+
+    pages = Crawl("https://a.example/docs/", fetch, None, CrawlLimits(max_depth=3, max_pages=10))
+    assert pages.known == 1 and fetched == []
+    seen: list[tuple[str, int, int]] = []  # (page, fetches so far, pages known) as each page arrives
+    for page in pages:
+        seen.append((page.url.removeprefix("https://a.example/docs/"), len(fetched), pages.known))
+    # b fails (404) but still counts; c redirects to a, already crawled, so it leaves the count unreported.
+    assert seen == [("", 1, 4), ("a", 2, 6), ("b", 3, 6), ("d", 5, 5), ("e", 6, 5)]
+    assert (pages.fetched, pages.failed) == (5, 1)
+
+
+def test_the_lazy_crawl_counts_at_most_max_pages() -> None:
+    links = [f"https://a.example/{n}" for n in range(20)]
+    fetch = scripted_fetch({"https://a.example/": ("https://a.example/", links)}
+                           | {link: (link, []) for link in links})
+    pages = Crawl("https://a.example/", fetch, None, CrawlLimits(max_depth=1, max_pages=3))
+    assert [pages.known for _ in pages] == [3, 3, 3]
+    assert pages.fetched == 3
+
+
+@pytest.mark.parametrize("start", ["http://[::1/", "https://a.example/private"])
+def test_a_refused_start_is_one_failure_and_nothing_known(start: str) -> None:
+    rules = RobotsRules("bot", parser=Protego.parse("User-agent: *\nDisallow: /private\n"))
+    pages = Crawl(start, scripted_fetch({}), rules, CrawlLimits(max_depth=1, max_pages=10))
+    assert pages.known == 0
+    assert [page.ok for page in pages] == [False]
+    assert (pages.known, pages.fetched, pages.failed) == (1, 1, 1)
+
+
+def test_the_lazy_crawl_of_a_real_site_indexes_before_the_site_is_fetched(
+    site_fetcher: HttpPageFetcher, fake_site: SiteFake
+) -> None:
+    base = fake_site.base_url
+    robots = robots_for(base, site_fetcher.fetch_raw, SITE_USER_AGENT)
+    fake_site.reset()
+    pages = Crawl(f"{base}/docs/", site_fetcher.fetch, robots, CrawlLimits(max_depth=2, max_pages=50))
+    lazily = iter(pages)
+    first = next(lazily)
+    assert first.ok and fake_site.paths() == ["/docs/"]
+    # install, config, quickstart and broken are queued; private is disallowed, the PDF and blog out of scope.
+    assert pages.known == 5
+    rest = list(lazily)
+    assert pages.known == pages.fetched == 6 and pages.failed == 1
+    assert [first, *rest] == crawl(f"{base}/docs/", site_fetcher.fetch, robots, max_depth=2, max_pages=50)
 
 
 @pytest.mark.parametrize(

@@ -210,7 +210,8 @@ def transcript_fetcher() -> TranscriptFetcher:
     """YouTube captions through youtube-transcript-api."""
     from backend.adapters.youtube.transcripts import YouTubeTranscriptFetcher
 
-    return YouTubeTranscriptFetcher(timeout=settings.OPENGURU_FETCH_TIMEOUT)
+    return YouTubeTranscriptFetcher(timeout=settings.OPENGURU_FETCH_TIMEOUT,
+                                    max_playlist_videos=settings.OPENGURU_PLAYLIST_MAX_VIDEOS)
 
 
 def pdf_extractor() -> PdfExtractor:

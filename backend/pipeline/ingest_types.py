@@ -82,3 +82,15 @@ class RepoSnapshot:
     files: tuple[RepoFile, ...] = field(default=())
     skipped: tuple[tuple[str, str], ...] = field(default=())
     """(path, reason) for files left out: too large, binary, excluded by a glob."""
+
+
+@dataclass(frozen=True)
+class PlaylistVideos:
+    """A playlist's video ids in order without repeats, and why the list stops early ("" when it is complete).
+
+    `truncation` is a sentence for the maintainer (the configured limit was reached, YouTube refused to list
+    the rest...); the videos in `video_ids` are still worth indexing.
+    """
+
+    video_ids: tuple[str, ...]
+    truncation: str = ""

@@ -6,7 +6,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any, Protocol
 
 from backend.pipeline.answer_types import AnswerRequest, Grade, GradeInput, Understanding, UnderstandRequest
-from backend.pipeline.ingest_types import Document, FetchedPage, RepoSnapshot, Transcript
+from backend.pipeline.ingest_types import Document, FetchedPage, PlaylistVideos, RepoSnapshot, Transcript
 from backend.pipeline.llm_types import (
     CancelToken,
     Completion,
@@ -199,8 +199,16 @@ class TranscriptFetcher(Protocol):
         """Captions of one video; PermanentServiceError when private, missing or without captions."""
         ...
 
+    def playlist(self, playlist_id: str) -> PlaylistVideos:
+        """The videos of a public playlist, in order, up to the fetcher's limit, and whether some were left out.
+
+        PermanentServiceError when the playlist is private, empty or missing; TransientServiceError when YouTube
+        cannot be reached or fails (also while listing the videos after the first page), so a retry lists it all.
+        """
+        ...
+
     def playlist_video_ids(self, playlist_id: str) -> list[str]:
-        """The videos of a public playlist, in order."""
+        """`playlist(playlist_id).video_ids` as a list; a truncation is only logged."""
         ...
 
 

@@ -28,6 +28,8 @@ class Plan:
     failures: list[tuple[str, str]] = field(default_factory=list)
     total_now: Callable[[], int] | None = None
     """For plans that discover units while loading (a crawl): the current estimate, exact once consumed."""
+    notes: list[str] = field(default_factory=list)
+    """What the maintainer must know although nothing failed (a playlist cut at its limit)."""
 
 
 def transcript_document(transcript: Transcript) -> Document:
@@ -47,7 +49,13 @@ def _youtube_link(doc: Document, chunk: TextChunk) -> str:
 def _youtube_plan(source: DataSource, plan_failures: list[tuple[str, str]]) -> Plan:
     ref = parse_youtube_url(source.url)
     fetcher = registry.transcript_fetcher()
-    video_ids = [ref.id] if ref.kind == "video" else fetcher.playlist_video_ids(ref.id)
+    notes: list[str] = []
+    if ref.kind == "video":
+        video_ids = [ref.id]
+    else:
+        playlist = fetcher.playlist(ref.id)
+        video_ids = list(playlist.video_ids)
+        notes = [playlist.truncation] if playlist.truncation else []
     languages = tuple(source.options.get("languages") or ("en",))
 
     def documents() -> Iterator[Document]:
@@ -60,7 +68,7 @@ def _youtube_plan(source: DataSource, plan_failures: list[tuple[str, str]]) -> P
                 # One video of a playlist without captions must not fail the whole playlist.
                 plan_failures.append((video_link(video_id), str(exc)))
 
-    return Plan(total=len(video_ids), documents=documents(), failures=plan_failures)
+    return Plan(total=len(video_ids), documents=documents(), failures=plan_failures, notes=notes)
 
 
 def page_document(page: FetchedPage) -> Document:
@@ -114,6 +122,7 @@ def load_and_write(source: DataSource, writer: ChunkWriter, progress: Progress) 
         shown = "; ".join(f"{unit} ({why})" for unit, why in plan.failures[:5])
         more = f" and {len(plan.failures) - 5} more" if len(plan.failures) > 5 else ""
         note = f"Indexed {documents} of {documents + len(plan.failures)}; skipped {shown}{more}."
+    note = " ".join([*plan.notes, note]).strip()  # notes first, so the cut at 2000 characters never hides them
     return WriteResult(chunks=writer.written, title=title, note=note[:2000])
 
 

@@ -1,4 +1,4 @@
-"""The fake YouTube's data model and the pages and payloads it answers with (watch pages, captions, playlists)."""
+"""The fake YouTube's data model and the pages and payloads it answers with (watch pages, captions, oEmbed)."""
 
 from __future__ import annotations
 
@@ -34,6 +34,18 @@ VideoState = Literal[
     "po_token",  # caption URLs carry &exp=xpe (YouTube wants a PO token)
 ]
 PlaylistState = Literal["ok", "private", "rate_limited"]
+PlaylistLayout = Literal[
+    "innertube",  # ytcfg + ytInitialData with playlistVideoListRenderer and continuation tokens, as YouTube serves it
+    "no_ytcfg",  # the same ytInitialData, but the page has no ytcfg (no API key or client context)
+    "unknown",  # items as lockupViewModels in a grid our parser does not know (the regex fallback's case)
+]
+BrowseState = Literal[
+    "ok",  # continuation answers as YouTube sends them
+    "unavailable",  # HTTP 503
+    "rate_limited",  # HTTP 429
+    "refused",  # HTTP 403
+    "garbage",  # HTTP 200 with an HTML body instead of JSON
+]
 UNPLAYABLE: dict[str, tuple[str, str]] = {
     "private": ("LOGIN_REQUIRED", "This video is private"),
     "age_restricted": ("LOGIN_REQUIRED", "This video may be inappropriate for some users."),
@@ -85,6 +97,10 @@ class FakePlaylist:
     state: PlaylistState = "ok"
     escaped: bool = False
     """Serve ytInitialData as a \\x22-escaped JavaScript string, as some page variants do."""
+    page_size: int = 100
+    """Videos on the page and in each continuation answer (YouTube: 100)."""
+    layout: PlaylistLayout = "innertube"
+    browse: BrowseState = "ok"
 
 
 def google_error(code: int, message: str, status: str) -> dict[str, Any]:
@@ -164,41 +180,6 @@ def oembed_payload(video: FakeVideo) -> dict[str, Any]:
         "html": f'<iframe width="200" height="113" src="https://www.youtube.com/embed/{video.video_id}?feature=oembed"'
                 ' frameborder="0" allowfullscreen></iframe>',
     }
-
-
-def playlist_data(playlist: FakePlaylist | None) -> dict[str, Any]:
-    if playlist is None or playlist.state == "private":
-        message = "The playlist does not exist." if playlist is None else "This playlist is private."
-        return {"responseContext": {}, "alerts": [{"alertWithButtonRenderer": {
-            "type": "ERROR", "text": {"simpleText": message}}}]}
-    pid = playlist.playlist_id
-    items = [{"playlistVideoRenderer": {
-        "videoId": video_id, "index": {"simpleText": str(index + 1)}, "isPlayable": True,
-        "thumbnail": {"thumbnails": [{"url": f"https://i.ytimg.com/vi/{video_id}/hqdefault.jpg"}]},
-        "title": {"runs": [{"text": f"Video {index + 1}"}]},
-        "navigationEndpoint": {"watchEndpoint": {"videoId": video_id, "playlistId": pid, "index": index}},
-    }} for index, video_id in enumerate(playlist.video_ids)]
-    list_renderer = {"playlistVideoListRenderer": {"contents": items, "playlistId": pid, "isEditable": False}}
-    tab = {"tabRenderer": {"selected": True, "content": {"sectionListRenderer": {"contents": [
-        {"itemSectionRenderer": {"contents": [list_renderer]}}]}}}}
-    header: dict[str, Any] = {"playlistId": pid, "title": {"simpleText": playlist.title},
-                              "numVideosText": {"runs": [{"text": f"{len(items)} videos"}]}}
-    if playlist.video_ids:
-        header["playEndpoint"] = {"watchEndpoint": {"videoId": playlist.video_ids[0], "playlistId": pid}}
-    return {"responseContext": {}, "contents": {"twoColumnBrowseResultsRenderer": {"tabs": [tab]}},
-            "header": {"playlistHeaderRenderer": header},
-            "metadata": {"playlistMetadataRenderer": {"title": playlist.title}}}
-
-
-def playlist_page(data: dict[str, Any], *, escaped: bool) -> str:
-    initial = script_json(data)
-    if escaped:
-        hexed = initial.replace("\\", "\\\\").replace('"', "\\x22").replace("{", "\\x7b").replace("}", "\\x7d")
-        initial = f"'{hexed}'"
-    decoy = script_json({"watchEndpoint": {"videoId": DECOY_VIDEO_ID}})
-    return ('<!DOCTYPE html><html lang="en"><head><title>Playlist - YouTube</title></head><body>'
-            f'<script nonce="fake">var ytPreloadedCommand = {decoy};</script>'
-            f'<script nonce="fake">var ytInitialData = {initial};</script></body></html>')
 
 
 def script_json(payload: Any) -> str:

@@ -15,6 +15,7 @@ from requests.adapters import HTTPAdapter
 from backend.adapters.youtube.transcripts import YouTubeTranscriptFetcher
 from tests.contracts import TEST_TIMEOUT
 from tests.fakes.http import FakeRequest, FakeResponder, serve
+from tests.fakes.youtube_innertube import browse_response, playlist_page, token_position
 from tests.fakes.youtube_pages import (  # noqa: F401 - DECOY_VIDEO_ID is re-exported for the tests
     DECOY_VIDEO_ID,
     FAKE_INNERTUBE_API_KEY,
@@ -22,21 +23,27 @@ from tests.fakes.youtube_pages import (  # noqa: F401 - DECOY_VIDEO_ID is re-exp
     RECAPTCHA_PAGE,
     UNPLAYABLE,
     YOUTUBE_HOSTS,
+    BrowseState,
     FakePlaylist,
     FakeTrack,
     FakeVideo,
+    PlaylistLayout,
     PlaylistState,
     VideoState,
     caption_track,
     consent_page,
     google_error,
     oembed_payload,
-    playlist_data,
-    playlist_page,
     srv3_xml,
     timedtext_xml,
     watch_page,
 )
+
+_BROWSE_FAILURES: dict[str, tuple[int, str, str]] = {
+    "unavailable": (503, "The service is currently unavailable.", "UNAVAILABLE"),
+    "rate_limited": (429, "Resource has been exhausted (e.g. check quota).", "RESOURCE_EXHAUSTED"),
+    "refused": (403, "The caller does not have permission", "PERMISSION_DENIED"),
+}
 
 
 @dataclass(frozen=True)
@@ -88,8 +95,10 @@ class YouTubeFake:
         return track
 
     def add_playlist(self, playlist_id: str, video_ids: Sequence[str], *, title: str = "A fake playlist",
-                     state: PlaylistState = "ok", escaped: bool = False) -> FakePlaylist:
-        playlist = FakePlaylist(playlist_id, list(video_ids), title, state, escaped)
+                     state: PlaylistState = "ok", escaped: bool = False, page_size: int = 100,
+                     layout: PlaylistLayout = "innertube", browse: BrowseState = "ok") -> FakePlaylist:
+        """A playlist served 100 videos per page (`page_size`), the rest through POST /youtubei/v1/browse."""
+        playlist = FakePlaylist(playlist_id, list(video_ids), title, state, escaped, page_size, layout, browse)
         self.playlists[playlist_id] = playlist
         return playlist
 
@@ -125,6 +134,7 @@ class YouTubeFake:
             ("GET", "/api/timedtext"): self._timedtext,
             ("GET", "/oembed"): self._oembed,
             ("GET", "/playlist"): self._playlist,
+            ("POST", "/youtubei/v1/browse"): self._browse,
         }
         handler = handlers.get((request.method, parts.path))
         if handler is None:
@@ -216,7 +226,25 @@ class YouTubeFake:
         if playlist is not None and playlist.state == "rate_limited":
             reply.body(429, RECAPTCHA_PAGE)
             return
-        reply.body(200, playlist_page(playlist_data(playlist), escaped=bool(playlist and playlist.escaped)))
+        reply.body(200, playlist_page(playlist))
+
+    def _browse(self, request: FakeRequest, query: dict[str, str], reply: _Reply) -> None:
+        body = request.json()
+        client = body.get("context", {}).get("client", {})
+        position = token_position(str(body.get("continuation", "")))
+        playlist = self.playlists.get(position[0]) if position else None
+        if query.get("key") != FAKE_INNERTUBE_API_KEY:
+            reply.json(google_error(400, "API key not valid. Please pass a valid API key.", "INVALID_ARGUMENT"), 400)
+        elif (not client.get("clientName") or not client.get("clientVersion") or playlist is None or position is None
+              or not 0 < position[1] < len(playlist.video_ids)):
+            reply.json(google_error(400, "Request contains an invalid argument.", "INVALID_ARGUMENT"), 400)
+        elif playlist.browse == "garbage":
+            reply.body(200, "<html><body>Something went wrong</body></html>")
+        elif playlist.browse in _BROWSE_FAILURES:
+            status, message, code = _BROWSE_FAILURES[playlist.browse]
+            reply.json(google_error(status, message, code), status)
+        else:
+            reply.json(browse_response(playlist, position[1]))
 
 
 class RedirectToFake(HTTPAdapter):

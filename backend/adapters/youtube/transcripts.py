@@ -1,4 +1,4 @@
-"""YouTube captions and playlist expansion through youtube-transcript-api, behind the TranscriptFetcher port."""
+"""YouTube captions (through youtube-transcript-api) and playlist expansion, behind the TranscriptFetcher port."""
 
 # LangChain's YoutubeLoader is not used: it builds `YouTubeTranscriptApi()` itself, so no requests.Session (fake
 # server in tests, proxies, timeouts) can be injected, and it turns "captions disabled" into an empty document list
@@ -7,7 +7,6 @@
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Sequence
 from typing import Any
 from xml.etree.ElementTree import ParseError
@@ -32,8 +31,16 @@ from youtube_transcript_api import (
 )
 from youtube_transcript_api import Transcript as CaptionTrack
 
+from backend.adapters.youtube.playlist import (
+    BROWSE_URL,
+    BrowseClient,
+    PlaylistBatch,
+    browse_client,
+    continuation_batch,
+    first_batch,
+)
 from backend.pipeline.errors import PermanentServiceError, ServiceError, TransientServiceError
-from backend.pipeline.ingest_types import Transcript
+from backend.pipeline.ingest_types import PlaylistVideos, Transcript
 from backend.pipeline.youtube_urls import is_playlist_id, is_video_id, video_link
 
 logger = logging.getLogger(__name__)
@@ -49,9 +56,9 @@ _LIBRARY_OUTDATED = ("YouTube changed how it serves captions and the installed y
 _CONSENT = "YouTube showed a cookie-consent page instead of the content (this happens for some EU server locations)."
 _CONSENT_FORM = 'action="https://consent.youtube.com/s"'
 _RECAPTCHA = 'class="g-recaptcha"'
-_INITIAL_DATA = re.compile(r"ytInitialData\s*=\s*(.+?);\s*</script>", re.DOTALL)
-# ytInitialData is plain JSON on the desktop page but a \x22-escaped JavaScript string on some page variants.
-_VIDEO_ID_IN_DATA = re.compile(r'(?:"|\\x22)videoId(?:"|\\x22):\s*(?:"|\\x22)([A-Za-z0-9_-]{11})(?:"|\\x22)')
+DEFAULT_PLAYLIST_MAX_VIDEOS = 1000
+# YouTube sends a playlist 100 videos per page or continuation answer.
+_PLAYLIST_BATCH = 100
 _PERMANENT: tuple[tuple[tuple[type[CouldNotRetrieveTranscript], ...], str], ...] = (
     ((TranscriptsDisabled, NoTranscriptFound), NO_CAPTIONS),
     ((VideoUnavailable, InvalidVideoId), PRIVATE_OR_UNAVAILABLE),
@@ -96,9 +103,16 @@ class YouTubeTranscriptFetcher:
     transport adapter gets the default timeout). Like the library, one instance serves one thread.
     """
 
-    def __init__(self, *, http_session: requests.Session | None = None, timeout: float = 20.0) -> None:
+    def __init__(self, *, http_session: requests.Session | None = None, timeout: float = 20.0,
+                 max_playlist_videos: int = DEFAULT_PLAYLIST_MAX_VIDEOS) -> None:
+        if max_playlist_videos < 1:
+            raise ValueError("max_playlist_videos must be at least 1")
         self._session = http_session if http_session is not None else requests.Session()
         self.timeout = timeout
+        self.max_playlist_videos = max_playlist_videos
+        # Enough continuation requests for the limit even if YouTube halves its batches, plus the one that finds
+        # out whether anything follows the limit; a server that keeps sending tokens cannot hold a worker longer.
+        self.max_playlist_requests = 2 * -(-max_playlist_videos // _PLAYLIST_BATCH) + 1
         _apply_default_timeout(self._session, timeout)
         self._api = YouTubeTranscriptApi(http_client=self._session)
 
@@ -124,37 +138,96 @@ class YouTubeTranscriptFetcher:
                                         f"({video_link(video_id)})")
         return Transcript(video_id=video_id, title=self._title(video_id), language=track.language_code, cues=cues)
 
-    def playlist_video_ids(self, playlist_id: str) -> list[str]:
-        """Video ids of the playlist page's initial data, in order, without repeats (the first 100 videos)."""
+    def playlist(self, playlist_id: str) -> PlaylistVideos:
+        """Video ids of the playlist, in order, without repeats, following YouTube's continuations.
+
+        At most `max_playlist_videos` are taken; when the list stops early for any reason, `truncation` says why
+        and a warning is logged, so no video is dropped silently.
+        """
         if not is_playlist_id(playlist_id):
             raise PermanentServiceError(f"{playlist_id!r} is not a YouTube playlist id.")
-        page = self._get(PLAYLIST_URL, {"list": playlist_id}, what="playlist page").text
+        page = self._send("GET", PLAYLIST_URL, params={"list": playlist_id}, what="playlist page").text
         if _RECAPTCHA in page:
             raise TransientServiceError(BLOCKED)
         if _CONSENT_FORM in page:
             raise PermanentServiceError(_CONSENT)
-        match = _INITIAL_DATA.search(page)
-        # Without ytInitialData (a page layout change) the whole page is the best remaining source of ids.
-        data = match.group(1) if match else page
-        ids = list(dict.fromkeys(_VIDEO_ID_IN_DATA.findall(data)))
+        batch = first_batch(page)
+        ids = dict.fromkeys(batch.video_ids)
         if not ids:
             raise PermanentServiceError(f"The YouTube playlist {playlist_id} is private, empty or does not exist.")
-        return ids
+        stopped = self._continue(batch, browse_client(page), ids)
+        limit = self.max_playlist_videos
+        if len(ids) > limit:
+            stopped = f"the playlist has more than {limit} videos, the limit set by OPENGURU_PLAYLIST_MAX_VIDEOS"
+        video_ids = tuple(ids)[:limit]
+        if not stopped:
+            return PlaylistVideos(video_ids=video_ids)
+        truncation = f"Only the first {len(video_ids)} videos of the playlist were taken: {stopped}."
+        logger.warning("YouTube playlist %s: %s", playlist_id, truncation)
+        return PlaylistVideos(video_ids=video_ids, truncation=truncation)
+
+    def playlist_video_ids(self, playlist_id: str) -> list[str]:
+        """`playlist(playlist_id).video_ids` as a list (a truncation is logged, not returned)."""
+        return list(self.playlist(playlist_id).video_ids)
+
+    def _continue(self, batch: PlaylistBatch, client: BrowseClient | None, ids: dict[str, None]) -> str:
+        """Adds the videos of the following batches to `ids` until the playlist ends or passes the limit.
+
+        Returns why it stopped before the end of the playlist ("" when it did not).
+        """
+        if batch.more_unread:
+            return "the playlist page has a layout this version cannot follow past its first videos"
+        requests_left = self.max_playlist_requests
+        while batch.continuation and len(ids) <= self.max_playlist_videos:
+            if client is None:
+                return "the playlist page lacks the client settings (ytcfg) needed to ask for the rest"
+            if requests_left == 0:
+                return f"YouTube still announced more after {self.max_playlist_requests} requests for the rest"
+            requests_left -= 1
+            try:
+                batch = self._browse(client, batch.continuation)
+            except PermanentServiceError as exc:
+                # A refused continuation (HTTP 4xx) would be refused again on a retry, while the videos listed so
+                # far are still worth indexing; the truncation tells the maintainer what is missing and why.
+                return str(exc).rstrip(".")
+            if not batch.video_ids and not batch.continuation:
+                return "YouTube's answer for the rest of the playlist held no videos"
+            ids.update(dict.fromkeys(batch.video_ids))
+        return ""
+
+    def _browse(self, client: BrowseClient, token: str) -> PlaylistBatch:
+        """The next batch of a playlist from InnerTube's browse endpoint, as YouTube's own web client asks for it.
+
+        Network errors, 429 and 5xx raise TransientServiceError like on the first page: the task retries and the
+        whole playlist is listed again, instead of indexing a silently shortened playlist.
+        """
+        response = self._send("POST", BROWSE_URL, params=client.params(), body=client.body(token),
+                              what="rest of the playlist")
+        try:
+            payload = response.json()
+        except ValueError as exc:
+            # A 200 whose body is not JSON is a cut-off or garbled answer (a dropped connection, a proxy's page),
+            # not a decision by YouTube, so trying again later is the remedy.
+            raise TransientServiceError("YouTube sent an unreadable answer for the rest of the playlist; "
+                                        "try again later.") from exc
+        return continuation_batch(payload)
 
     def _title(self, video_id: str) -> str:
         """The video's title from oEmbed; a failure here only costs the title, never the transcript."""
         fallback = f"YouTube video {video_id}"
         try:
-            payload = self._get(OEMBED_URL, {"url": video_link(video_id), "format": "json"}, what="oEmbed").json()
+            params = {"url": video_link(video_id), "format": "json"}
+            payload = self._send("GET", OEMBED_URL, params=params, what="oEmbed").json()
         except (ServiceError, ValueError) as exc:
             logger.info("No title for YouTube video %s: %s", video_id, exc)
             return fallback
         title = payload.get("title") if isinstance(payload, dict) else None
         return " ".join(title.split()) if isinstance(title, str) and title.strip() else fallback
 
-    def _get(self, url: str, params: dict[str, str], *, what: str) -> requests.Response:
+    def _send(self, method: str, url: str, *, params: dict[str, str], what: str,
+              body: dict[str, Any] | None = None) -> requests.Response:
         try:
-            response = self._session.get(url, params=params)
+            response = self._session.request(method, url, params=params, json=body)
         except requests.RequestException as exc:
             raise TransientServiceError(f"Could not reach YouTube ({what}): {exc}") from exc
         status = response.status_code

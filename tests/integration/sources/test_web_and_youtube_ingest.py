@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+import requests
 from pytest_django.fixtures import DjangoCaptureOnCommitCallbacks
 from pytest_django.fixtures import Settings as SettingsWrapper
 
@@ -120,6 +121,29 @@ def test_playlist_expands_and_skips_a_video_without_captions(
     hits = milvus.search_dense(collection, registry.embedder().embed_query("workers"), top_k=10,
                                source_ids=[source.pk])
     assert {h.metadata["doc_key"] for h in hits} == {"aaaaaaaaaaa", "ccccccccccc"}
+
+
+def test_a_playlist_over_the_limit_is_cut_there_and_the_source_says_so(
+    guru: Guru, collection: str, youtube_fake: YouTubeFake, settings: SettingsWrapper,
+    monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks,
+) -> None:
+    settings.OPENGURU_PLAYLIST_MAX_VIDEOS = 2
+    session = youtube_fake.session()
+    build = registry.transcript_fetcher  # the registry's own construction (limit from settings), fake session
+    monkeypatch.setattr(registry, "transcript_fetcher", lambda: _with_session(build(), session))
+    for video in ("aaaaaaaaaaa", "bbbbbbbbbbb", "ccccccccccc"):
+        youtube_fake.add_video(video, title=video, cues=[(0.0, "Brokers hold messages for workers.")])
+    youtube_fake.add_playlist("PLtest0123456789", ["aaaaaaaaaaa", "bbbbbbbbbbb", "ccccccccccc"])
+    source = _index(django_capture_on_commit_callbacks, guru, SourceKind.YOUTUBE,
+                    "https://www.youtube.com/playlist?list=PLtest0123456789")
+    assert source.status == SourceStatus.INDEXED and source.progress_total == 2
+    assert source.error_message.startswith("Only the first 2 videos of the playlist were taken")
+    assert "OPENGURU_PLAYLIST_MAX_VIDEOS" in source.error_message
+
+
+def _with_session(fetcher: YouTubeTranscriptFetcher, session: requests.Session) -> YouTubeTranscriptFetcher:
+    return YouTubeTranscriptFetcher(http_session=session, timeout=fetcher.timeout,
+                                    max_playlist_videos=fetcher.max_playlist_videos)
 
 
 def test_a_private_video_fails_with_a_clear_message(

@@ -18,7 +18,6 @@ from backend.pipeline.errors import PermanentServiceError, ServiceError, Transie
 from backend.pipeline.youtube_urls import YouTubeRef, parse_youtube_url, video_link
 from tests.contracts import TEST_TIMEOUT
 from tests.fakes.youtube_server import (
-    DECOY_VIDEO_ID,
     FAKE_INNERTUBE_API_KEY,
     VideoState,
     YouTubeFake,
@@ -251,38 +250,3 @@ def test_unreachable_youtube_is_transient() -> None:
 def test_the_fake_session_never_leaves_for_the_internet(youtube_fake: YouTubeFake) -> None:
     with pytest.raises(requests.ConnectionError, match="tests never touch the internet"):
         youtube_fake.session().get("https://example.com/", timeout=1)
-
-
-@pytest.mark.parametrize("escaped", [False, True])
-def test_playlist_expands_in_order_without_repeats(youtube_fake: YouTubeFake,
-                                                   youtube_fetcher: YouTubeTranscriptFetcher, escaped: bool) -> None:
-    youtube_fake.add_playlist(PLAYLIST, [OTHER, VIDEO, OTHER, THIRD], escaped=escaped)
-
-    assert youtube_fetcher.playlist_video_ids(PLAYLIST) == [OTHER, VIDEO, THIRD]
-    assert DECOY_VIDEO_ID not in youtube_fetcher.playlist_video_ids(PLAYLIST)
-    assert [sent.url for sent in youtube_fake.sent][0] == f"https://www.youtube.com/playlist?list={PLAYLIST}"
-
-
-@pytest.mark.parametrize("setup", ["missing", "private", "empty"])
-def test_playlist_without_videos_is_permanent(youtube_fake: YouTubeFake, youtube_fetcher: YouTubeTranscriptFetcher,
-                                              setup: str) -> None:
-    if setup == "private":
-        youtube_fake.add_playlist(PLAYLIST, [VIDEO], state="private")
-    elif setup == "empty":
-        youtube_fake.add_playlist(PLAYLIST, [])
-
-    with pytest.raises(PermanentServiceError, match="is private, empty or does not exist"):
-        youtube_fetcher.playlist_video_ids(PLAYLIST)
-
-
-def test_playlist_failures(youtube_fake: YouTubeFake, youtube_fetcher: YouTubeTranscriptFetcher) -> None:
-    youtube_fake.add_playlist(PLAYLIST, [VIDEO], state="rate_limited")
-
-    with pytest.raises(TransientServiceError, match="HTTP 429"):
-        youtube_fetcher.playlist_video_ids(PLAYLIST)
-    with pytest.raises(PermanentServiceError, match="is not a YouTube playlist id"):
-        youtube_fetcher.playlist_video_ids("PL/../../etc")
-    youtube_fake.stall("/playlist")
-    slow = YouTubeTranscriptFetcher(http_session=youtube_fake.session(), timeout=SHORT_TIMEOUT)
-    with pytest.raises(TransientServiceError, match="Could not reach YouTube"):
-        slow.playlist_video_ids(PLAYLIST)

@@ -5,6 +5,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from backend.core import views as core_views
+from backend.dashboard.account import views as account_views
 from backend.gurus.views import guru_icon
 
 urlpatterns = [
@@ -14,7 +15,8 @@ urlpatterns = [
     path("", include("backend.answering.urls")),
     path("", include("backend.api.urls")),
     path("", include("backend.widget.urls")),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/login/", account_views.LoginView.as_view(), name="login"),
+    path("accounts/password/", account_views.PasswordChangeView.as_view(), name="password_change"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
 ]

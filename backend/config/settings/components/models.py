@@ -75,6 +75,7 @@ OPENGURU_MAX_PDF_BYTES = env_int("OPENGURU_MAX_PDF_BYTES", 100 * 1024 * 1024)
 # Questions per minute per client IP on the public guru page (0 = unlimited).
 OPENGURU_WEB_RATE_LIMIT = env_int("OPENGURU_WEB_RATE_LIMIT", 20)
 OPENGURU_FEEDBACK_RATE_LIMIT = env_int("OPENGURU_FEEDBACK_RATE_LIMIT", 30)  # votes per minute per IP
+OPENGURU_LOGIN_FAILURE_LIMIT = env_int("OPENGURU_LOGIN_FAILURE_LIMIT", 10)  # per 15 min, per IP and per username
 
 # USD per million tokens as the providers listed them in 2025, for the cost shown per question;
 # OPENGURU_MODEL_PRICES='{"my-model": {"input": 1.0, "output": 2.0}}' adds or overrides entries.

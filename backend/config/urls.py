@@ -3,6 +3,7 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
+from django.views.generic import RedirectView
 
 from backend.core import views as core_views
 from backend.dashboard.account import views as account_views
@@ -18,6 +19,8 @@ urlpatterns = [
     path("accounts/login/", account_views.LoginView.as_view(), name="login"),
     path("accounts/password/", account_views.PasswordChangeView.as_view(), name="password_change"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    # The admin's own log-in form would bypass the failed-login throttling: it sends people to ours.
+    path("admin/login/", RedirectView.as_view(pattern_name="login", query_string=True)),
     path("admin/", admin.site.urls),
 ]
 

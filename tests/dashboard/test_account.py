@@ -90,3 +90,12 @@ def test_a_maintainer_changes_their_password_and_stays_logged_in(client: Client,
 def test_the_password_page_needs_a_login(client: Client) -> None:
     response = client.get("/accounts/password/")
     assert response.status_code == 302 and response["Location"].startswith("/accounts/login/")
+
+
+def test_the_admin_log_in_form_is_the_throttled_one(client: Client, bo: Any, settings: SettingsWrapper) -> None:
+    settings.OPENGURU_LOGIN_FAILURE_LIMIT = 1
+    _log_in(client, "bo", "x")
+    sent = client.post("/admin/login/?next=/admin/", {"username": "bo", "password": PASSWORD})
+    assert sent.status_code == 302 and sent["Location"] == "/accounts/login/?next=/admin/"
+    assert "_auth_user_id" not in client.session
+    assert client.get("/admin/").status_code == 302  # not logged in by the admin's form

@@ -142,12 +142,12 @@ def _cached(kind: str, frozen: tuple[tuple[str, str], ...]) -> Any:
 
 def vector_store() -> VectorStore:
     """The configured vector store (settings.OPENGURU_VECTOR_STORE)."""
-    return _cached("vector store", _frozen(settings.OPENGURU_VECTOR_STORE))  # type: ignore[no-any-return]
+    return _cached("vector store", _frozen(settings.OPENGURU_VECTOR_STORE))
 
 
 def embedder() -> Embedder:
     """The configured embedder (settings.OPENGURU_EMBEDDER)."""
-    return _cached("embedder", _frozen(settings.OPENGURU_EMBEDDER))  # type: ignore[no-any-return]
+    return _cached("embedder", _frozen(settings.OPENGURU_EMBEDDER))
 
 
 def embedder_id() -> str:
@@ -159,7 +159,7 @@ def embedder_id() -> str:
 
 def reranker() -> Reranker:
     """The configured reranker (settings.OPENGURU_RERANKER)."""
-    return _cached("reranker", _frozen(settings.OPENGURU_RERANKER))  # type: ignore[no-any-return]
+    return _cached("reranker", _frozen(settings.OPENGURU_RERANKER))
 
 
 def chat_model(*, model: str = "") -> ChatModel | None:
@@ -169,7 +169,7 @@ def chat_model(*, model: str = "") -> ChatModel | None:
         return None
     if model:
         config["MODEL"] = model
-    return _cached("chat model", _frozen(config))  # type: ignore[no-any-return]
+    return _cached("chat model", _frozen(config))
 
 
 def answerer(*, model: str = "") -> Answerer:

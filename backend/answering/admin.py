@@ -7,11 +7,13 @@ from django.http import HttpRequest
 
 from backend.answering.models import Binge, Citation, Question
 
+_CITATION_FIELDS = ("source_id", "title")
+
 
 class CitationInline(admin.TabularInline):
     model = Citation
-    fields = ["source_id", "title"]
-    readonly_fields = fields
+    fields = _CITATION_FIELDS
+    readonly_fields = _CITATION_FIELDS
     extra = 0
     can_delete = False
 

@@ -17,7 +17,7 @@ def parse_feedback(value: object) -> int | None:
     """1 (helpful), -1 (not helpful) or None (clear the vote); anything else is a ValueError."""
     # bool is an int subclass: `true` must not count as a thumbs up.
     if value is None or (isinstance(value, int) and not isinstance(value, bool) and value in VALUES):
-        return value  # type: ignore[return-value] - narrowed above
+        return value
     raise ValueError("`feedback` must be 1, -1 or null.")
 
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from kombu.exceptions import OperationalError
@@ -63,10 +63,10 @@ class AskRequest:
     question: str
     channel: str
     session_id: str | None = None
-    user: AbstractBaseUser | None = None
+    user: User | AnonymousUser | None = None
 
 
-def binge_for(*, guru: Guru, session_id: str | None, channel: str, user: AbstractBaseUser | None) -> Binge:
+def binge_for(*, guru: Guru, session_id: str | None, channel: str, user: User | AnonymousUser | None) -> Binge:
     """The conversation a question continues (any channel holding its id), or a new one."""
     if session_id:
         try:
@@ -146,7 +146,7 @@ class AnswerFlow:
             Binge.objects.filter(pk=binge.pk).update(root_question=question)
         return question
 
-    def _user(self) -> AbstractBaseUser | None:
+    def _user(self) -> User | None:
         user = self.request.user
         return user if user is not None and user.is_authenticated else None
 
@@ -217,8 +217,9 @@ class AnswerFlow:
         yield self.finish(question, content=text, references=references, trust=trust, out_of_context=False)
 
     def _generate(self, question: Question, understanding: Understanding,
-                  contexts: list[Context]) -> Iterator[AnswerEvent]:
-        guru, start, parts = self.request.guru, time.perf_counter(), []
+                  contexts: list[Context]) -> Generator[AnswerEvent, None, str]:
+        guru, start = self.request.guru, time.perf_counter()
+        parts: list[str] = []
         request = AnswerRequest(
             question=question.question, guru_name=guru.name, domain=guru.domain_knowledge,
             contexts=tuple(AnswerContext(n, c.title, c.text, c.link) for n, c in enumerate(contexts, start=1)),
@@ -243,7 +244,8 @@ class AnswerFlow:
             content=content, references=references, trust_score=trust, out_of_context=out_of_context,
             usage=self.usage, timings=self.timings, latency_ms=self.timings["total_ms"], updated_at=timezone.now(),
             cost_usd=usage_cost(self.usage, parse_prices(settings.OPENGURU_MODEL_PRICES)))
-        Binge.objects.filter(pk=question.binge_id).update(last_used_at=timezone.now())
+        if question.binge_id is not None:  # always set by this flow; the column is nullable
+            Binge.objects.filter(pk=question.binge_id).update(last_used_at=timezone.now())
         citations_record(question, references)
         if out_of_context:
             question_id = question.pk

@@ -50,8 +50,9 @@ def ready_vectors(questions: list[Question], *, embed_at_most: int) -> ReadyVect
     fresh = question_vectors([questions[i] for i in now])
     for i, row in zip(now, fresh, strict=True):
         cached[i] = row
-    indices = [i for i, row in enumerate(cached) if row is not None]
-    vectors = np.vstack([cached[i] for i in indices]) if indices else np.zeros((0, embedder.dimension), VECTOR_DTYPE)
+    ready = [(i, row) for i, row in enumerate(cached) if row is not None]
+    indices = [i for i, _ in ready]
+    vectors = np.vstack([row for _, row in ready]) if ready else np.zeros((0, embedder.dimension), VECTOR_DTYPE)
     return ReadyVectors(indices, vectors, [questions[i].pk for i in later])
 
 
@@ -63,14 +64,16 @@ def question_vectors(questions: list[Question]) -> np.ndarray:
     if missing:
         fresh = embedder.embed_documents([_text(questions[i]) for i in missing])
         for i, vector in zip(missing, fresh, strict=True):
-            rows[i] = np.asarray(vector, dtype=VECTOR_DTYPE)
-            questions[i].embedding = rows[i].tobytes()
+            row = np.asarray(vector, dtype=VECTOR_DTYPE)
+            rows[i] = row
+            questions[i].embedding = row.tobytes()
             questions[i].embedding_model = embedder_id
         Question.objects.bulk_update([questions[i] for i in missing], ["embedding", "embedding_model"],
                                      batch_size=SAVE_BATCH)
-    if not rows:
+    filled = [row for row in rows if row is not None]  # all of them: the missing rows were embedded above
+    if not filled:
         return np.zeros((0, embedder.dimension), dtype=VECTOR_DTYPE)
-    return np.vstack(rows)  # type: ignore[arg-type] - every row is set above
+    return np.vstack(filled)
 
 
 def questions_embed(*, question_ids: list[int]) -> int:

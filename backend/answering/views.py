@@ -9,6 +9,7 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET, require_POST
@@ -32,7 +33,8 @@ SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 def _visible_guru(request: HttpRequest, slug: str) -> Guru:
     guru = get_object_or_404(Guru, slug=slug, active=True)
     user = request.user
-    if guru.private and not (user.is_superuser or guru.maintainers.filter(pk=user.pk).exists()):
+    if guru.private and not (user.is_authenticated
+                             and (user.is_superuser or guru.maintainers.filter(pk=user.pk).exists())):
         raise PermissionDenied("This guru is private.")
     return guru
 
@@ -57,7 +59,7 @@ def source_file(request: HttpRequest, source_id: int) -> FileResponse:
     _visible_guru(request, source.guru.slug)
     if not source.file or source.private:
         raise Http404("This source has no public file.")
-    name = source.file.name.rsplit("/", 1)[-1]
+    name = (source.file.name or "").rsplit("/", 1)[-1]
     return FileResponse(source.file.open("rb"), content_type="application/pdf", filename=name)
 
 
@@ -96,12 +98,12 @@ def _parse(request: HttpRequest) -> dict[str, Any] | JsonResponse:
     return {"question": question, "session_id": session_id or None}
 
 
-async def guru_ask(request: HttpRequest, slug: str) -> HttpResponse:
+async def guru_ask(request: HttpRequest, slug: str) -> HttpResponseBase:
     """POST {question, session_id?} → text/event-stream of question, status, references, delta, done."""
     if request.method != "POST":
         return _error("method_not_allowed", "Use POST.", 405)
     user = await request.auser()
-    request.user = user  # type: ignore[assignment]
+    request.user = user
     guru = await sync_to_async(_visible_guru)(request, slug)
     parsed = _parse(request)
     if isinstance(parsed, JsonResponse):

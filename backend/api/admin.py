@@ -26,10 +26,11 @@ class APIKeyAdmin(admin.ModelAdmin):
     readonly_fields = ["prefix", "created_at", "last_used_at", "revoked_at"]
     actions = ["revoke"]
 
-    def get_form(self, request: HttpRequest, obj: APIKey | None = None, **kwargs: Any) -> Any:
+    def get_form(self, request: HttpRequest, obj: APIKey | None = None, change: bool = False,
+                 **kwargs: Any) -> type[forms.ModelForm[Any]]:
         if obj is None:
             kwargs["form"] = APIKeyAddForm
-        return super().get_form(request, obj, **kwargs)
+        return super().get_form(request, obj, change, **kwargs)
 
     def save_model(self, request: HttpRequest, obj: APIKey, form: Any, change: bool) -> None:
         if change:

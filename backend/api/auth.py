@@ -5,9 +5,10 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+from django.contrib.auth.models import User
 from django.utils import timezone
 from rest_framework.authentication import BaseAuthentication
-from rest_framework.exceptions import AuthenticationFailed, NotFound, PermissionDenied
+from rest_framework.exceptions import AuthenticationFailed, NotAuthenticated, NotFound, PermissionDenied
 from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle
 
@@ -24,7 +25,7 @@ ANONYMOUS_LIMIT = 30
 class APIKeyAuthentication(BaseAuthentication):
     """`X-API-KEY: og_…` → (the key's user, the APIKey). Unknown or revoked keys are a 401."""
 
-    def authenticate(self, request: Request) -> tuple[Any, APIKey] | None:
+    def authenticate(self, request: Request) -> tuple[User, APIKey] | None:
         raw = request.headers.get(HEADER, "").strip()
         if not raw:
             return None
@@ -50,9 +51,17 @@ def guru_for(request: Request, slug: str) -> Guru:
     if key is not None and key.guru_id is not None and key.guru_id != guru.pk:
         raise PermissionDenied("This API key is scoped to another guru.")
     user = request.user
-    if not (user.is_superuser or guru.maintainers.filter(pk=user.pk).exists()):
+    if not (user.is_authenticated and (user.is_superuser or guru.maintainers.filter(pk=user.pk).exists())):
         raise PermissionDenied("You do not maintain this guru.")
     return guru
+
+
+def signed_in_user(request: Request) -> User:
+    """The caller's account: an API key's user or a session user (views require one, so anonymous is a 401)."""
+    user = request.user
+    if not user.is_authenticated:
+        raise NotAuthenticated()
+    return user
 
 
 class KeyRateThrottle(BaseThrottle):

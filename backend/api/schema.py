@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
@@ -39,7 +40,9 @@ class ErrorSerializer(serializers.Serializer):
 
     code = serializers.CharField(help_text="Stable machine-readable code, e.g. `invalid`, `not_found`.")
     msg = serializers.CharField(help_text="Human-readable message.")
-    errors = serializers.JSONField(required=False, help_text="Per-field or per-item details.")
+    # DRF's serializer metaclass pops declared fields, so this never shadows Serializer.errors; the stubs cannot see it.
+    errors = serializers.JSONField(  # type: ignore[assignment]
+        required=False, help_text="Per-field or per-item details.")
 
     class Meta:
         ref_name = "Error"
@@ -61,7 +64,8 @@ class Pagination(PageNumberPagination):
 class JSONParser(parsers.JSONParser):
     """DRF's JSON parser, but a body nested deeper than Python's recursion limit is a 400, not a 500."""
 
-    def parse(self, stream: Any, media_type: str | None = None, parser_context: dict[str, Any] | None = None) -> Any:
+    def parse(self, stream: Any, media_type: str | None = None,
+              parser_context: Mapping[str, Any] | None = None) -> Any:
         try:
             return super().parse(stream, media_type, parser_context)
         except RecursionError as exc:

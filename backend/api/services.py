@@ -6,7 +6,7 @@ import hashlib
 import secrets
 from dataclasses import dataclass
 
-from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.utils import timezone
 
 from backend.api.models import APIKey
@@ -29,7 +29,7 @@ def api_key_hash(raw: str) -> str:
 
 
 def api_key_create(
-    *, user: AbstractBaseUser, name: str, guru: Guru | None = None, rate_limit_per_minute: int = 60
+    *, user: User, name: str, guru: Guru | None = None, rate_limit_per_minute: int = 60
 ) -> IssuedKey:
     """Issue a key for one guru, or for all the user's gurus when guru is None."""
     raw = KEY_PREFIX + secrets.token_urlsafe(32)

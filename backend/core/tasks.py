@@ -25,4 +25,4 @@ def openguru_task(name: str, **options: Any) -> Callable[[Callable[..., Any]], A
         "max_retries": 8,
     }
     defaults.update(options)
-    return shared_task(**defaults)  # type: ignore[no-any-return]
+    return shared_task(**defaults)

@@ -7,16 +7,26 @@ from functools import wraps
 from typing import Concatenate, ParamSpec
 
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import User
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404
 
 from backend.gurus.models import Guru
 from backend.gurus.selectors import guru_list_for_user
 
 P = ParamSpec("P")
-GuruView = Callable[Concatenate[HttpRequest, Guru, P], HttpResponse]
+
+
+class AuthenticatedHttpRequest(HttpRequest):
+    """The request as a view behind login_required sees it: a signed-in user (a type, never instantiated)."""
+
+    user: User
+
+
+GuruView = Callable[Concatenate[AuthenticatedHttpRequest, Guru, P], HttpResponseBase]
 
 
 def maintained_guru(request: HttpRequest, slug: str) -> Guru:
@@ -27,14 +37,14 @@ def maintained_guru(request: HttpRequest, slug: str) -> Guru:
     return get_object_or_404(guru_list_for_user(user=request.user), slug=slug)
 
 
-def guru_view(view: GuruView[P]) -> Callable[..., HttpResponse]:
+def guru_view(view: GuruView[P]) -> Callable[..., HttpResponseBase]:
     """Decorate `view(request, guru, ...)`: log-in required, `slug` resolved to a maintained guru."""
 
     @login_required
     @wraps(view)
-    def wrapper(request: HttpRequest, slug: str, *args: P.args, **kwargs: P.kwargs) -> HttpResponse:
+    def wrapper(request: AuthenticatedHttpRequest, slug: str, *args: P.args, **kwargs: P.kwargs) -> HttpResponseBase:
         guru = maintained_guru(request, slug)
-        request.dashboard_guru = guru  # type: ignore[attr-defined] - read by the nav context processor
+        request.dashboard_guru = guru  # type: ignore[attr-defined]  # read by the nav context processor
         return view(request, guru, *args, **kwargs)
 
     return wrapper

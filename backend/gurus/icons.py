@@ -65,5 +65,5 @@ def guru_icon_clear(*, guru: Guru) -> Guru:
 def guru_icon_src(guru: Guru) -> str:
     """Where pages load the guru's icon from: the uploaded file, else the icon URL, else empty."""
     if guru.icon:
-        return reverse("guru-icon", kwargs={"guru_id": guru.pk, "name": guru.icon.name.rsplit("/", 1)[-1]})
+        return reverse("guru-icon", kwargs={"guru_id": guru.pk, "name": (guru.icon.name or "").rsplit("/", 1)[-1]})
     return guru.icon_url

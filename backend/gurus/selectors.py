@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.contrib.auth.base_user import AbstractBaseUser
-from django.contrib.auth.models import AnonymousUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import QuerySet
 
 from backend.adapters import registry
@@ -38,7 +37,7 @@ class CollectionReport:
         return self.record is not None and bool(self.record.embedder) and self.record.embedder != self.embedder_id
 
 
-def guru_list_for_user(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Guru]:
+def guru_list_for_user(*, user: User | AnonymousUser) -> QuerySet[Guru]:
     """Gurus a user may manage: all for superusers, their own for maintainers."""
     if getattr(user, "is_superuser", False):
         return Guru.objects.all()

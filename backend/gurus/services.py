@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 from django.conf import settings
-from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 
 from backend.adapters import registry
@@ -142,7 +142,7 @@ GURU_EDITABLE_FIELDS = ("slug", "name", "domain_knowledge", "intro_text", "base_
                         "private", "active", "rerank_threshold", "trust_score_threshold", "chat_model")
 
 
-def guru_create(*, user: AbstractBaseUser, slug: str, name: str, domain_knowledge: str, **fields: object) -> Guru:
+def guru_create(*, user: User, slug: str, name: str, domain_knowledge: str, **fields: object) -> Guru:
     """Create a guru maintained by `user`; its collection is created after commit. Raises Conflict on a taken slug."""
     unknown = set(fields) - set(GURU_EDITABLE_FIELDS)
     if unknown:
@@ -183,7 +183,7 @@ class MaintainerError(AppError):
     code = "invalid_maintainer"
 
 
-def guru_maintainer_add(*, guru: Guru, login: str) -> AbstractBaseUser:
+def guru_maintainer_add(*, guru: Guru, login: str) -> User:
     """Give the active account with this username or e-mail address access to the guru. Raises MaintainerError."""
     from django.contrib.auth import get_user_model
 

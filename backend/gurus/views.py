@@ -14,7 +14,7 @@ ICON_MAX_AGE_SECONDS = 7 * 24 * 3600
 @require_GET
 def guru_icon(request: HttpRequest, guru_id: int, name: str) -> FileResponse:
     guru = Guru.objects.filter(pk=guru_id).only("icon").first()
-    if guru is None or not guru.icon or guru.icon.name.rsplit("/", 1)[-1] != name:
+    if guru is None or not guru.icon or (guru.icon.name or "").rsplit("/", 1)[-1] != name:
         raise Http404("No such icon.")
     response = FileResponse(guru.icon.open("rb"), content_type=CONTENT_TYPES[name.rsplit(".", 1)[-1]])
     response["X-Content-Type-Options"] = "nosniff"

@@ -33,7 +33,8 @@ def _live_generations(guru: Guru) -> tuple[dict[int, int], frozenset[int]]:
     rows = DataSource.objects.filter(guru=guru, indexed_generation__isnull=False).values_list(
         "pk", "indexed_generation", "private"
     )
-    return {pk: generation for pk, generation, _ in rows}, frozenset(pk for pk, _, private in rows if private)
+    live = {pk: generation for pk, generation, _ in rows if generation is not None}  # all of them: filtered above
+    return live, frozenset(pk for pk, _, private in rows if private)
 
 
 def retrieve(*, guru: Guru, query: str, rerank_threshold: float) -> Retrieval:

@@ -78,7 +78,7 @@ class DataSource(TimeStampedModel):
         ]
 
     def __str__(self) -> str:
-        return self.title or self.url or self.file.name
+        return self.title or self.url or self.file.name or ""
 
 
 class GithubFile(models.Model):

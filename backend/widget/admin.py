@@ -42,7 +42,7 @@ class WidgetIdAdmin(admin.ModelAdmin):
     readonly_fields = ["key", "embed_snippet"]
 
     def get_object(self, request: HttpRequest, object_id: str, from_field: str | None = None) -> WidgetId | None:
-        widget = super().get_object(request, object_id, from_field)
+        widget: WidgetId | None = super().get_object(request, object_id, from_field)
         if widget is not None:
             # Read-only field callables get no request; the snippet needs this server's public address.
             widget.embed_base = request.build_absolute_uri("/").rstrip("/")  # type: ignore[attr-defined]

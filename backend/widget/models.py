@@ -8,6 +8,8 @@ from django.db import models
 
 from backend.gurus.models import Guru
 
+KEY_MAX_LENGTH = 64
+
 
 def new_widget_key() -> str:
     """A random, URL-safe public key."""
@@ -18,7 +20,7 @@ class WidgetId(models.Model):
     """One embeddable widget configuration of a guru."""
 
     guru = models.ForeignKey(Guru, on_delete=models.CASCADE, related_name="widget_ids")
-    key = models.CharField(max_length=64, unique=True, default=new_widget_key, editable=False)
+    key = models.CharField(max_length=KEY_MAX_LENGTH, unique=True, default=new_widget_key, editable=False)
     name = models.CharField(max_length=100, blank=True)
     allowed_origins = models.JSONField(
         default=list,

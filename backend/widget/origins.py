@@ -93,7 +93,7 @@ def parse_pattern(value: str) -> Pattern:
     return Pattern(scheme, host, subdomains, port)
 
 
-def validate_pattern(value: str) -> str:
+def validate_pattern(value: object) -> str:
     """The canonical form of an allowed-origin pattern (ValueError for junk)."""
     if not isinstance(value, str) or not value.strip():
         raise ValueError("An allowed origin must be a non-empty string.")
@@ -115,7 +115,7 @@ def canonical_patterns(values: Sequence[object]) -> tuple[list[str], list[tuple[
     problems: list[tuple[int, str]] = []
     for index, value in enumerate(values):
         try:
-            pattern = validate_pattern(value)  # type: ignore[arg-type] - non-strings are refused inside
+            pattern = validate_pattern(value)
         except ValueError as exc:
             problems.append((index, str(exc)))
             continue

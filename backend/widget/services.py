@@ -18,7 +18,7 @@ from backend.core.errors import NotFound
 from backend.core.ratelimit import client_ip, hit
 from backend.gurus.models import Guru
 from backend.pipeline.understanding import normalise_question
-from backend.widget.models import WidgetId
+from backend.widget.models import KEY_MAX_LENGTH, WidgetId
 from backend.widget.origins import canonical_patterns, origin_allowed, parse_origin
 
 _SCHEMES = ("widget ", "bearer ")
@@ -77,7 +77,7 @@ def widget_for_request(request: HttpRequest) -> WidgetId:
     """The active widget named by the request, if the request comes from one of its allowed origins."""
     key = widget_key(request)
     widget = None
-    if key and len(key) <= WidgetId._meta.get_field("key").max_length:
+    if key and len(key) <= KEY_MAX_LENGTH:
         widget = WidgetId.objects.select_related("guru").filter(key=key, active=True, guru__active=True).first()
     if widget is None:
         raise WidgetError(401, "invalid_widget_id", "Unknown or inactive widget id: check data-widget-id in the "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from functools import wraps
 from pathlib import Path
@@ -14,6 +14,7 @@ from typing import Any
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.http.response import HttpResponseBase
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.csrf import csrf_exempt
 
@@ -45,8 +46,8 @@ PREFLIGHT_HEADERS = {
     "Access-Control-Allow-Headers": "Authorization, Content-Type, Accept",
     "Access-Control-Max-Age": "600",
 }
-Handler = Callable[[HttpRequest, WidgetId], Awaitable[HttpResponse]]
-View = Callable[[HttpRequest], Awaitable[HttpResponse]]
+Handler = Callable[[HttpRequest, WidgetId], Awaitable[HttpResponseBase]]
+View = Callable[[HttpRequest], Coroutine[Any, Any, HttpResponseBase]]
 
 
 def _error(exc: WidgetError) -> JsonResponse:
@@ -57,7 +58,7 @@ def _error(exc: WidgetError) -> JsonResponse:
     return response
 
 
-def _allow(response: HttpResponse, origin: str) -> HttpResponse:
+def _allow(response: HttpResponseBase, origin: str) -> HttpResponseBase:
     response["Access-Control-Allow-Origin"] = origin
     # Retry-After is not a CORS-safelisted response header: without this the widget cannot read it.
     response["Access-Control-Expose-Headers"] = "Retry-After"
@@ -81,8 +82,9 @@ def widget_endpoint(*methods: str) -> Callable[[Handler], View]:
     def decorate(handler: Handler) -> View:
         @csrf_exempt  # cross-site by design; authenticated by the widget id and Origin, never by cookies
         @wraps(handler)
-        async def view(request: HttpRequest) -> HttpResponse:
+        async def view(request: HttpRequest) -> HttpResponseBase:
             origin = request_origin(request)
+            response: HttpResponseBase
             if request.method == "OPTIONS":
                 response = await sync_to_async(_preflight)(origin)
             else:
@@ -95,7 +97,7 @@ def widget_endpoint(*methods: str) -> Callable[[Handler], View]:
     return decorate
 
 
-async def _handle(request: HttpRequest, handler: Handler, methods: tuple[str, ...], origin: str) -> HttpResponse:
+async def _handle(request: HttpRequest, handler: Handler, methods: tuple[str, ...], origin: str) -> HttpResponseBase:
     allowed = False
     try:
         if request.method not in methods:
@@ -199,7 +201,7 @@ async def binge(request: HttpRequest, widget: WidgetId) -> HttpResponse:
 
 
 @widget_endpoint("POST")
-async def ask(request: HttpRequest, widget: WidgetId) -> HttpResponse:
+async def ask(request: HttpRequest, widget: WidgetId) -> HttpResponseBase:
     """Gurubase's protocol: stream a new answer's markdown, or (`fetch_existing`) the stored answer as JSON."""
     data = _json_body(request)
     question = _question(data)
@@ -214,7 +216,7 @@ async def ask(request: HttpRequest, widget: WidgetId) -> HttpResponse:
 
 
 @widget_endpoint("POST")
-async def stream(request: HttpRequest, widget: WidgetId) -> HttpResponse:
+async def stream(request: HttpRequest, widget: WidgetId) -> HttpResponseBase:
     """POST {question, session_id?} → our SSE stream (question, status, references, delta, done, error)."""
     data = _json_body(request)
     question = _question(data)

@@ -26,7 +26,7 @@ _HTTP_LIBRARIES: list[Any] = [httpx2]
 try:
     import httpx
 except ImportError:  # httpx is optional for google-genai
-    httpx = None
+    pass
 else:
     _HTTP_LIBRARIES.append(httpx)
 _TRANSPORT_ERRORS: tuple[type[Exception], ...] = tuple(lib.HTTPError for lib in _HTTP_LIBRARIES)

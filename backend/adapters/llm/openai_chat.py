@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 import openai
 from openai.types import CompletionUsage
-from openai.types.chat import ChatCompletion, ChatCompletionChunk
+from openai.types.chat import ChatCompletion, ChatCompletionChunk, ChatCompletionMessageParam
 
 from backend.adapters.llm.listing import bounded, listing_policy, listing_timeout
 from backend.adapters.llm.openai_common import (
@@ -31,6 +31,7 @@ from backend.pipeline.llm_types import (
     Flow,
     JsonCompletion,
     Message,
+    Role,
     StreamEvent,
     TextDelta,
     Usage,
@@ -155,11 +156,9 @@ class OpenAIChatModel:
         return usage
 
     def _create(self, messages: Sequence[Message], max_tokens: int, **options: Any) -> Any:
+        params: dict[str, Any] = {self._token_limit_param: max_tokens, **options}
         return self._client.chat.completions.create(
-            model=self.model,
-            messages=[{"role": m.role.value, "content": m.content} for m in messages],  # type: ignore[misc]
-            **{self._token_limit_param: max_tokens},
-            **options,
+            model=self.model, messages=[_wire_message(m) for m in messages], **params
         )
 
     def _call(self, operation: Callable[[], T], flow: Flow) -> T:
@@ -184,6 +183,14 @@ class OpenAIChatModel:
             flow.value, self.model, usage.prompt_tokens, usage.completion_tokens, usage.cached_prompt_tokens,
             (time.monotonic() - started) * 1000,
         )
+
+
+def _wire_message(message: Message) -> ChatCompletionMessageParam:
+    if message.role == Role.SYSTEM:
+        return {"role": "system", "content": message.content}
+    if message.role == Role.ASSISTANT:
+        return {"role": "assistant", "content": message.content}
+    return {"role": "user", "content": message.content}
 
 
 def _message_content(response: ChatCompletion) -> str | None:

@@ -305,7 +305,7 @@ def _content_roots(soup: BeautifulSoup) -> list[tuple[Tag, bool]]:
     """Where the content most likely is, best guess first; <body> (or the whole document) last."""
     roots: list[tuple[Tag, bool]] = []
     articles = soup.find_all("article")
-    for candidate in (soup.find("main"), soup.find(attrs={"role": "main"}), articles[0] if len(articles) == 1
+    for candidate in (soup.find("main"), soup.find(None, attrs={"role": "main"}), articles[0] if len(articles) == 1
                       else None):
         if isinstance(candidate, Tag) and all(candidate is not root for root, _ in roots):
             roots.append((candidate, False))

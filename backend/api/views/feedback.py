@@ -18,12 +18,12 @@ class FeedbackInput(serializers.Serializer):
         choices=[(UP, "Helpful"), (DOWN, "Not helpful")], allow_null=True,
         help_text="1 for thumbs up, -1 for thumbs down, null to clear the vote.")
 
-    def validate_feedback(self, value: object) -> int | None:
+    def validate_feedback(self, value: int | None) -> int | None:
         # ChoiceField matches by str(): accept only real JSON numbers, never "1" or true.
         raw = self.initial_data.get("feedback") if isinstance(self.initial_data, dict) else None
         if raw is not None and (isinstance(raw, bool) or not isinstance(raw, int)):
             raise serializers.ValidationError("Must be 1, -1 or null.")
-        return None if value is None else int(value)  # type: ignore[call-overload]
+        return value  # ChoiceField has already mapped the input to a choice: UP, DOWN or None
 
 
 class FeedbackOutput(serializers.Serializer):

@@ -11,7 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from backend.api.auth import guru_for
+from backend.api.auth import guru_for, signed_in_user
 from backend.api.models import APIKey
 from backend.api.schema import JSONParser, Pagination, errors
 from backend.gurus.icons import guru_icon_src
@@ -120,7 +120,7 @@ class GuruListCreateApi(APIView):
             raise PermissionDenied("This API key is scoped to one guru and cannot create gurus.")
         serializer = GuruInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        guru = guru_create(user=request.user, **serializer.validated_data)
+        guru = guru_create(user=signed_in_user(request), **serializer.validated_data)
         return Response(GuruOutputSerializer(guru, context={"request": request}).data, status=201)
 
 

@@ -12,7 +12,7 @@ from rest_framework.views import APIView
 from backend.api.schema import errors
 from backend.core.selectors import health_check
 
-BROKER_TIMEOUT = 2.0
+BROKER_TIMEOUT = 2  # seconds; kombu documents an int
 
 
 def broker_status() -> str:
@@ -22,8 +22,10 @@ def broker_status() -> str:
     try:
         with celery_app.connection_for_write() as connection:
             # One quick retry at most: a health probe must answer before the prober's own timeout.
-            connection.ensure_connection(max_retries=1, interval_start=0, interval_step=0.2, interval_max=0.5,
-                                         timeout=BROKER_TIMEOUT)
+            connection.ensure_connection(
+                max_retries=1, interval_start=0, timeout=BROKER_TIMEOUT,
+                # kombu documents the intervals as float seconds; celery-types' stubs wrongly declare int.
+                interval_step=0.2, interval_max=0.5)  # type: ignore[arg-type]
     except (KombuError, OSError) as exc:
         return f"error: {exc}"
     return "ok"

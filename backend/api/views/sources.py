@@ -9,6 +9,7 @@ from django.conf import settings
 from django.core.exceptions import SuspiciousFileOperation
 from django.core.files.uploadedfile import UploadedFile
 from django.http import QueryDict
+from django.utils.datastructures import MultiValueDict
 from django.utils.text import get_valid_filename
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers
@@ -192,8 +193,7 @@ def _safe_name(upload: UploadedFile) -> UploadedFile:
     return upload
 
 
-def _multipart_payload(request: Request) -> dict[str, Any]:
-    data: QueryDict = request.data
+def _multipart_payload(data: QueryDict, *, files: MultiValueDict[str, UploadedFile]) -> dict[str, Any]:
     payload: dict[str, Any] = {name: _json_list(name, data.getlist(name)) for name in URL_LISTS if name in data}
     if "github_repos" in payload:
         payload["github_repos"] = [_json_object(repo) for repo in payload["github_repos"]]
@@ -203,9 +203,9 @@ def _multipart_payload(request: Request) -> dict[str, Any]:
         if alias in data:
             payload["pdf_privacies"] = _json_list("pdf_privacies", data.getlist(alias))
             break
-    files = request.FILES.getlist("pdf_files") + request.FILES.getlist("pdf_files[]")
-    if files:
-        payload["pdf_files"] = files
+    uploads = files.getlist("pdf_files") + files.getlist("pdf_files[]")
+    if uploads:
+        payload["pdf_files"] = uploads
     return payload
 
 
@@ -267,7 +267,8 @@ class ItemErrorSerializer(serializers.Serializer):
 class CreatedSerializer(serializers.Serializer):
     msg = serializers.CharField()
     created = SourceOutputSerializer(many=True)
-    errors = ItemErrorSerializer(many=True, help_text="Items that were not added, each with its reason.")
+    errors = ItemErrorSerializer(  # type: ignore[assignment]  # a field, not Serializer.errors: see ErrorSerializer
+        many=True, help_text="Items that were not added, each with its reason.")
 
     class Meta:
         ref_name = "DataSourcesCreated"
@@ -318,7 +319,8 @@ class DataSourcesApi(APIView):
     def post(self, request: Request, slug: str) -> Response:
         guru = guru_for(request, slug)
         if isinstance(request.data, QueryDict):
-            serializer: serializers.Serializer = SourcesUploadSerializer(data=_multipart_payload(request))
+            serializer: serializers.Serializer = SourcesUploadSerializer(
+                data=_multipart_payload(request.data, files=request.FILES))
         elif isinstance(request.data, dict):
             serializer = SourcesCreateSerializer(data=request.data)
         else:

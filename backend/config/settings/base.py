@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import secrets
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
 
@@ -160,7 +161,7 @@ SPECTACULAR_SETTINGS = {
 }
 
 LOG_LEVEL = env_str("OPENGURU_LOG_LEVEL", "INFO")
-LOGGING = {
+LOGGING: dict[str, Any] = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},

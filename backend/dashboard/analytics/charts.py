@@ -107,7 +107,7 @@ def bar_chart(*, chart_id: str, title: str, labels: Sequence[str], series: Seque
     parts = _open(chart_id, title, desc or title, (width, HEIGHT), "chart-bars")
     parts += _y_axis(ticks, y_label, width=width, plot_height=plot_height)
     for i, label in enumerate(labels):
-        base = TOP + plot_height
+        base: float = TOP + plot_height
         x = LEFT + slot * i + (slot - bar_width) / 2
         name = tooltips[i] if tooltips else label
         for layer in series:
@@ -126,7 +126,8 @@ def bar_chart(*, chart_id: str, title: str, labels: Sequence[str], series: Seque
 
 def _segments(points: Sequence[tuple[float, float] | None]) -> list[str]:
     """SVG path data, broken where a point is missing (a day without data is a gap, not a zero)."""
-    paths, current = [], []
+    paths: list[str] = []
+    current: list[tuple[float, float]] = []
     for point in [*points, None]:
         if point is None:
             if len(current) > 1:
@@ -176,11 +177,12 @@ def hbar_chart(*, chart_id: str, title: str, bars: Sequence[Bar], x_label: str, 
     parts = _open(chart_id, title, desc or title, (width, height), "chart-hbars")
     for i, bar in enumerate(bars):
         y = TOP + HBAR_ROW * i
-        width = max(bar.value / top_value * (right - left), 1.0)
+        bar_width = max(bar.value / top_value * (right - left), 1.0)
         parts.append(_text(left - 10, y + 17, _shorten(bar.label), "bar-label", "end"))
-        parts.append(f'<rect class="bar" x="{left}" y="{_num(y + 5)}" width="{_num(width)}" height="{HBAR_ROW - 10}">'
+        parts.append(f'<rect class="bar" x="{left}" y="{_num(y + 5)}" width="{_num(bar_width)}" '
+                     f'height="{HBAR_ROW - 10}">'
                      f"<title>{escape(bar.tooltip or f'{bar.label}: {_fmt(bar.value)}')}</title></rect>")
-        parts.append(_text(left + width + 6, y + 17, _fmt(bar.value), "value", "start"))
+        parts.append(_text(left + bar_width + 6, y + 17, _fmt(bar.value), "value", "start"))
     base = TOP + HBAR_ROW * max(len(bars), 1)
     parts.append(f'<line class="axis" x1="{left}" x2="{left}" y1="{TOP}" y2="{_num(base)}"/>')
     parts.append(_text(left + (right - left) / 2, base + 24, x_label, "axis-label"))

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from decimal import Decimal
-from typing import Any
 
 from django.db.models import Avg, Case, Count, IntegerField, Max, Q, QuerySet, Sum, Value, When
 from django.urls import reverse
@@ -109,8 +109,13 @@ def _days(questions: QuerySet[Question], start: date, period: int) -> list[Day]:
                   avg_trust=Avg("trust_score", filter=_ANSWERED))
         .order_by("bucket")
     )
-    found = {row.pop("bucket"): row for row in rows}
-    return [Day(day=day, **found[i]) if i in found else Day(day=day) for i, day in enumerate(every_day)]
+    found = {row["bucket"]: row for row in rows}
+    days = []
+    for i, day in enumerate(every_day):
+        row = found.get(i)
+        days.append(Day(day=day) if row is None else Day(
+            day=day, total=row["total"], answered=row["answered"], refused=row["refused"], avg_trust=row["avg_trust"]))
+    return days
 
 
 def _day_index(days: list[date]) -> Case | Value:
@@ -156,7 +161,7 @@ def _safe_link(link: object) -> str:
     return text if text.startswith(("https://", "http://", "/")) and not text.startswith("//") else ""
 
 
-def _source_link(row: dict[str, Any]) -> str:
+def _source_link(row: Mapping[str, object]) -> str:
     if row["url"]:
         return _safe_link(row["url"])
     if row["kind"] == SourceKind.PDF and row["file"]:

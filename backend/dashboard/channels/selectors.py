@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db.models import Q, QuerySet
 from django.http import Http404
 
@@ -21,26 +21,26 @@ class KeyRow:
     can_revoke: bool
 
 
-def _keys_for(guru: Guru, user: AbstractBaseUser) -> QuerySet[APIKey]:
+def _keys_for(guru: Guru, user: User) -> QuerySet[APIKey]:
     """Keys scoped to this guru (anyone's) and the user's own all-gurus keys, which work here too."""
     return APIKey.objects.filter(Q(guru=guru) | Q(guru__isnull=True, user=user))
 
 
-def _may_revoke(key: APIKey, guru: Guru, user: AbstractBaseUser) -> bool:
+def _may_revoke(key: APIKey, guru: Guru, user: User) -> bool:
     # Integration keys belong to their Slack/Discord integration: revoking one here would break it silently.
     if key.for_integration:
         return False
     return key.user_id == user.pk or (getattr(user, "is_superuser", False) and key.guru_id == guru.pk)
 
 
-def api_key_rows(*, guru: Guru, user: AbstractBaseUser) -> list[KeyRow]:
+def api_key_rows(*, guru: Guru, user: User) -> list[KeyRow]:
     """Working keys first, then revoked ones, newest first; one query."""
     keys = _keys_for(guru, user).select_related("user").order_by("revoked_at", "-created_at", "-pk")
     return [KeyRow(key=k, all_gurus=k.guru_id is None,
                    can_revoke=k.revoked_at is None and _may_revoke(k, guru, user)) for k in keys]
 
 
-def api_key_revocable(*, guru: Guru, user: AbstractBaseUser, pk: int) -> APIKey:
+def api_key_revocable(*, guru: Guru, user: User, pk: int) -> APIKey:
     """A key this user may revoke from this guru's page; 404 for any other id (no hint that it exists)."""
     key = _keys_for(guru, user).filter(pk=pk).first()
     if key is None or not _may_revoke(key, guru, user):

@@ -12,7 +12,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from backend.api.services import IssuedKey, api_key_create, api_key_revoke
-from backend.dashboard.access import guru_view
+from backend.dashboard.access import AuthenticatedHttpRequest, guru_view
 from backend.dashboard.channels.forms import SCOPE_ALL, APIKeyForm, WidgetIdForm, widget_form_initial
 from backend.dashboard.channels.selectors import (
     api_key_revocable,
@@ -32,7 +32,7 @@ def _script_url(request: HttpRequest) -> str:
     return request.build_absolute_uri(reverse("widget:script"))
 
 
-def _channels_page(request: HttpRequest, guru: Guru, *, key_form: APIKeyForm | None = None,
+def _channels_page(request: AuthenticatedHttpRequest, guru: Guru, *, key_form: APIKeyForm | None = None,
                    widget_form: WidgetIdForm | None = None, issued: IssuedKey | None = None) -> HttpResponse:
     script_url = _script_url(request)
     widgets = list(guru_widget_ids(guru=guru))
@@ -54,14 +54,14 @@ def _channels_page(request: HttpRequest, guru: Guru, *, key_form: APIKeyForm | N
 
 @guru_view
 @require_GET
-def channels(request: HttpRequest, guru: Guru) -> HttpResponse:
+def channels(request: AuthenticatedHttpRequest, guru: Guru) -> HttpResponse:
     return _channels_page(request, guru)
 
 
 @guru_view
 @never_cache  # the one response that carries a new key's secret must not be kept by any cache
 @require_http_methods(["GET", "POST"])
-def apikey_create(request: HttpRequest, guru: Guru) -> HttpResponse:
+def apikey_create(request: AuthenticatedHttpRequest, guru: Guru) -> HttpResponse:
     """POST: issue a key and show it in this response only; it is never stored, so a reload cannot show it."""
     if request.method == "GET":
         return redirect("dashboard:channels", slug=guru.slug)
@@ -76,7 +76,7 @@ def apikey_create(request: HttpRequest, guru: Guru) -> HttpResponse:
 
 @guru_view
 @require_POST
-def apikey_revoke(request: HttpRequest, guru: Guru, pk: int) -> HttpResponse:
+def apikey_revoke(request: AuthenticatedHttpRequest, guru: Guru, pk: int) -> HttpResponse:
     key = api_key_revocable(guru=guru, user=request.user, pk=pk)
     api_key_revoke(api_key=key)
     messages.success(request, f"Revoked “{key.name}” ({key.prefix}…): requests with it now get 401.")
@@ -89,7 +89,7 @@ def _widget_url(guru: Guru, widget: WidgetId) -> str:
 
 @guru_view
 @require_http_methods(["GET", "POST"])
-def widget_create(request: HttpRequest, guru: Guru) -> HttpResponse:
+def widget_create(request: AuthenticatedHttpRequest, guru: Guru) -> HttpResponse:
     if request.method == "GET":
         return redirect("dashboard:channels", slug=guru.slug)
     form = WidgetIdForm(request.POST)

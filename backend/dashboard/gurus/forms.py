@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 
 from backend.gurus.icons import MAX_ICON_BYTES, icon_format
@@ -36,7 +38,7 @@ class GuruForm(forms.ModelForm):
         widgets = {"domain_knowledge": forms.Textarea(attrs={"rows": 2}),
                    "intro_text": forms.Textarea(attrs={"rows": 3})}
 
-    def __init__(self, *args: object, **kwargs: object) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         if not self.instance.icon:
             del self.fields["remove_icon"]  # nothing uploaded to remove

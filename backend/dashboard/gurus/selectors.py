@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.contrib.auth.base_user import AbstractBaseUser
-from django.contrib.auth.models import AnonymousUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import Count, IntegerField, OuterRef, Q, Subquery, Sum
 from django.db.models.functions import Coalesce
 
@@ -30,12 +29,12 @@ class GuruRow:
     problem: str
 
 
-def _count(model: type, **filters: object) -> Subquery:
+def _count(model: type[DataSource] | type[Question], **filters: object) -> Coalesce:
     rows = model.objects.filter(guru=OuterRef("pk"), **filters).order_by().values("guru")
     return Coalesce(Subquery(rows.annotate(n=Count("pk")).values("n")[:1], output_field=IntegerField()), 0)
 
 
-def guru_overview_rows(*, user: AbstractBaseUser | AnonymousUser) -> list[GuruRow]:
+def guru_overview_rows(*, user: User | AnonymousUser) -> list[GuruRow]:
     """The user's gurus with source, chunk and question counts, and any collection problem."""
     busy = [SourceStatus.PENDING, SourceStatus.PROCESSING]
     chunks = DataSource.objects.filter(guru=OuterRef("pk")).order_by().values("guru")

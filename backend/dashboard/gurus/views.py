@@ -9,7 +9,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from backend.core.errors import Conflict
-from backend.dashboard.access import guru_view
+from backend.dashboard.access import AuthenticatedHttpRequest, guru_view
 from backend.dashboard.gurus.forms import GuruForm
 from backend.dashboard.gurus.selectors import guru_deletion_summary, guru_overview_rows
 from backend.gurus.icons import guru_icon_clear, guru_icon_set, guru_icon_src
@@ -32,7 +32,7 @@ def home(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def guru_new(request: HttpRequest) -> HttpResponse:
+def guru_new(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = GuruForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
         fields = {name: form.cleaned_data[name] for name in GuruForm.Meta.fields}

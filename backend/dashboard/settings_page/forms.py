@@ -120,7 +120,8 @@ class InstanceSettingsForm(forms.ModelForm):
                             self.warnings)
 
     def clean(self) -> dict[str, Any]:
-        cleaned = super().clean()
+        super().clean()
+        cleaned = self.cleaned_data
         overlap = cleaned.get("chunk_overlap")
         if overlap is None or "chunk_size" in self.errors:
             return cleaned

@@ -150,7 +150,10 @@ class MultiplePdfField(forms.Field):
 
 class PdfUploadForm(SourceForm):
     kind = SourceKind.PDF
-    files = MultiplePdfField(label="PDF files", widget=MultipleFileInput(attrs={"accept": "application/pdf,.pdf"}))
+    # Django's form metaclass moves declared fields into base_fields, so this never shadows BaseForm.files (the
+    # uploaded files); the stubs cannot model that.
+    files = MultiplePdfField(  # type: ignore[assignment]
+        label="PDF files", widget=MultipleFileInput(attrs={"accept": "application/pdf,.pdf"}))
 
     field_order = ["files", "private"]
 

@@ -21,8 +21,8 @@ ACTIVE = (SourceStatus.PENDING, SourceStatus.PROCESSING)
 # The columns the table and the progress endpoint read; never the encrypted token or the options.
 ROW_FIELDS = ("id", "guru_id", "kind", "url", "file", "title", "status", "error_message", "progress_done",
               "progress_total", "chunk_count", "private", "last_indexed_at", "indexing_started_at", "created_at")
-STATUS_BADGES = {SourceStatus.INDEXED: "ok", SourceStatus.PENDING: "warn", SourceStatus.PROCESSING: "warn",
-                 SourceStatus.FAILED: "error"}
+STATUS_BADGES: dict[str, str] = {SourceStatus.INDEXED: "ok", SourceStatus.PENDING: "warn",
+                                 SourceStatus.PROCESSING: "warn", SourceStatus.FAILED: "error"}
 
 
 def eta_text(seconds: int | None) -> str:

@@ -122,7 +122,7 @@ def sources_action(request: HttpRequest, guru: Guru) -> HttpResponse:
     if action not in ("reindex", "delete"):
         messages.error(request, "Unknown action.")
     elif not form.is_valid():
-        messages.error(request, form.errors["ids"][0])
+        messages.error(request, str(form.errors["ids"][0]))
     elif action == "reindex":
         pick = sources_reindex(guru=guru, ids=form.cleaned_data["ids"])
         if not pick.found:
@@ -144,7 +144,7 @@ def sources_action(request: HttpRequest, guru: Guru) -> HttpResponse:
 def sources_delete_confirmed(request: HttpRequest, guru: Guru) -> HttpResponse:
     form = SelectionForm(request.POST)
     if not form.is_valid():
-        messages.error(request, form.errors["ids"][0])
+        messages.error(request, str(form.errors["ids"][0]))
     else:
         names = sources_delete(guru=guru, ids=form.cleaned_data["ids"])
         messages.success(request, f"Deleted {len(names)} source{'s' if len(names) != 1 else ''}: {_names(names)}."
@@ -185,5 +185,5 @@ def source_file(request: HttpRequest, guru: Guru, source_id: int) -> FileRespons
         raise Http404(str(exc)) from exc
     if not source.file:
         raise Http404("This source has no file.")
-    name = source.file.name.rsplit("/", 1)[-1]
+    name = (source.file.name or "").rsplit("/", 1)[-1]
     return FileResponse(source.file.open("rb"), content_type="application/pdf", filename=name)

@@ -36,13 +36,12 @@ def _channels_page(request: AuthenticatedHttpRequest, guru: Guru, *, key_form: A
                    widget_form: WidgetIdForm | None = None, issued: IssuedKey | None = None) -> HttpResponse:
     script_url = _script_url(request)
     widgets = list(guru_widget_ids(guru=guru))
-    for widget in widgets:
-        widget.snippet = embed_snippet(script_url=script_url, key=widget.key)  # type: ignore[attr-defined]
     context: dict[str, Any] = {
         "guru": guru,
         "key_rows": api_key_rows(guru=guru, user=request.user),
         "key_form": key_form or APIKeyForm(),
         "widgets": widgets,
+        "widget_rows": [(widget, embed_snippet(script_url=script_url, key=widget.key)) for widget in widgets],
         "widget_form": widget_form or WidgetIdForm(),
         "preview": preview_widget(widgets, request.GET.get("preview")),
         "script_url": script_url,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -44,7 +45,7 @@ def activity_text(source: DataSource, eta: int | None) -> str:
     if source.status != SourceStatus.PROCESSING:
         return ""
     if source.progress_total <= 0:
-        # Sitemaps, crawls and playlists are discovered before the first page is counted.
+        # Sitemaps and playlists are listed before the first page is counted.
         return "finding pages…" if source.kind in (SourceKind.WEBSITE, SourceKind.YOUTUBE) else "starting…"
     return eta_text(eta) or "measuring speed…"
 
@@ -64,16 +65,24 @@ def last_indexed_text(when: datetime | None, now: datetime) -> str:
     return "just now" if (now - when).total_seconds() < 60 else f"{timesince(when, now)} ago"
 
 
-def _decorate(source: DataSource, now: datetime) -> DataSource:
-    """Attach the derived values the template shows (computed here so the template stays logic-free)."""
+@dataclass(frozen=True)
+class SourceRow:
+    """One table row: the source and the values derived for showing it (so the template stays logic-free)."""
+
+    source: DataSource
+    is_active: bool
+    percent: int
+    eta_seconds: int | None
+    eta_text: str
+    badge: str
+    last_indexed_text: str
+
+
+def source_row(source: DataSource, now: datetime) -> SourceRow:
     eta = source_eta_seconds(source=source, now=now)
-    source.is_active = source.status in ACTIVE  # type: ignore[attr-defined]
-    source.percent = progress_percent(source)  # type: ignore[attr-defined]
-    source.eta_seconds = eta  # type: ignore[attr-defined]
-    source.eta_text = activity_text(source, eta)  # type: ignore[attr-defined]
-    source.badge = STATUS_BADGES.get(source.status, "")  # type: ignore[attr-defined]
-    source.last_indexed_text = last_indexed_text(source.last_indexed_at, now)  # type: ignore[attr-defined]
-    return source
+    return SourceRow(source=source, is_active=source.status in ACTIVE, percent=progress_percent(source),
+                     eta_seconds=eta, eta_text=activity_text(source, eta), badge=STATUS_BADGES.get(source.status, ""),
+                     last_indexed_text=last_indexed_text(source.last_indexed_at, now))
 
 
 def source_rows(*, guru: Guru) -> QuerySet[DataSource]:
@@ -81,26 +90,23 @@ def source_rows(*, guru: Guru) -> QuerySet[DataSource]:
     return source_list(guru=guru).only(*ROW_FIELDS)
 
 
-def sources_page(*, guru: Guru, number: Any) -> Page:
-    """One page of the table (a count and one select, however many sources there are)."""
+def sources_page(*, guru: Guru, number: Any) -> tuple[Page[DataSource], list[SourceRow]]:
+    """One page of the table and its rows (a count and one select, however many sources there are)."""
     page = Paginator(source_rows(guru=guru), PAGE_SIZE).get_page(number)
     now = timezone.now()
-    page.object_list = [_decorate(source, now) for source in page.object_list]
-    return page
+    return page, [source_row(source, now) for source in page.object_list]
 
 
 def source_progress_entry(source: DataSource, now: datetime) -> dict[str, Any]:
     """What the page's poller needs to redraw one row."""
-    _decorate(source, now)
+    row = source_row(source, now)
     return {
         "id": source.pk, "status": source.status, "status_label": source.get_status_display(),
-        "badge": source.badge, "active": source.is_active,  # type: ignore[attr-defined]
-        "done": source.progress_done, "total": source.progress_total,
-        "percent": source.percent, "eta_seconds": source.eta_seconds,  # type: ignore[attr-defined]
-        "eta_text": source.eta_text, "chunk_count": source.chunk_count,  # type: ignore[attr-defined]
-        "error": source.error_message, "title": str(source),
+        "badge": row.badge, "active": row.is_active, "done": source.progress_done, "total": source.progress_total,
+        "percent": row.percent, "eta_seconds": row.eta_seconds, "eta_text": row.eta_text,
+        "chunk_count": source.chunk_count, "error": source.error_message, "title": str(source),
         "last_indexed": source.last_indexed_at.isoformat() if source.last_indexed_at else None,
-        "last_indexed_text": source.last_indexed_text,  # type: ignore[attr-defined]
+        "last_indexed_text": row.last_indexed_text,
     }
 
 

@@ -43,11 +43,11 @@ def _page(request: HttpRequest, guru: Guru, *, bound: tuple[str, SourceForm] | N
     forms = {kind: form_class(prefix=prefix) for kind, (form_class, prefix) in ADD_FORMS.items()}
     if bound is not None:
         forms[bound[0]] = bound[1]
-    page = sources_page(guru=guru, number=request.GET.get("page"))
+    page, rows = sources_page(guru=guru, number=request.GET.get("page"))
     open_kind = bound[0] if bound else ("" if page.paginator.count else "website")
     adders = [{"kind": kind, "title": ADD_TITLES[kind], "form": form, "open": kind == open_kind}
               for kind, form in forms.items()]
-    context = {"guru": guru, "adders": adders, "page": page, "counts": source_status_counts(guru=guru),
+    context = {"guru": guru, "adders": adders, "page": page, "rows": rows, "counts": source_status_counts(guru=guru),
                "pdf_limit": settings.OPENGURU_MAX_PDF_BYTES}
     return render(request, "dashboard/sources/index.html", context, status=status)
 

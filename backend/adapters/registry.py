@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
@@ -130,6 +130,7 @@ def _frozen(config: dict[str, Any]) -> tuple[tuple[str, str], ...]:
 
 @cache
 def _cached(kind: str, frozen: tuple[tuple[str, str], ...]) -> Any:
+    """One instance per kind and configuration; each public accessor casts to the port its table builds."""
     config = dict(frozen)
     if kind == "vector store":
         return _build(kind, VECTOR_STORES, config)
@@ -142,12 +143,12 @@ def _cached(kind: str, frozen: tuple[tuple[str, str], ...]) -> Any:
 
 def vector_store() -> VectorStore:
     """The configured vector store (settings.OPENGURU_VECTOR_STORE)."""
-    return _cached("vector store", _frozen(settings.OPENGURU_VECTOR_STORE))
+    return cast(VectorStore, _cached("vector store", _frozen(settings.OPENGURU_VECTOR_STORE)))
 
 
 def embedder() -> Embedder:
     """The configured embedder (settings.OPENGURU_EMBEDDER)."""
-    return _cached("embedder", _frozen(settings.OPENGURU_EMBEDDER))
+    return cast(Embedder, _cached("embedder", _frozen(settings.OPENGURU_EMBEDDER)))
 
 
 def embedder_id() -> str:
@@ -159,7 +160,7 @@ def embedder_id() -> str:
 
 def reranker() -> Reranker:
     """The configured reranker (settings.OPENGURU_RERANKER)."""
-    return _cached("reranker", _frozen(settings.OPENGURU_RERANKER))
+    return cast(Reranker, _cached("reranker", _frozen(settings.OPENGURU_RERANKER)))
 
 
 def chat_model(*, model: str = "") -> ChatModel | None:
@@ -169,7 +170,7 @@ def chat_model(*, model: str = "") -> ChatModel | None:
         return None
     if model:
         config["MODEL"] = model
-    return _cached("chat model", _frozen(config))
+    return cast(ChatModel, _cached("chat model", _frozen(config)))
 
 
 def answerer(*, model: str = "") -> Answerer:

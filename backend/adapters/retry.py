@@ -32,7 +32,7 @@ class RetryPolicy:
         if retry_after is not None:
             # Capped so that a server asking for an hour cannot stall a request thread for an hour.
             return min(max(retry_after, 0.0), self.backoff_max)
-        ceiling = min(self.backoff_max, self.backoff_base * 2**attempt)
+        ceiling = min(self.backoff_max, self.backoff_base * 2.0**attempt)
         # Jitter spreads out workers that all hit the same rate limit at once.
         return ceiling * random.uniform(0.5, 1.0)
 

@@ -29,7 +29,8 @@ def _unit_rows(vectors: Vectors) -> npt.NDArray[np.float64]:
         raise ValueError(f"expected a 2-D array of vectors, got shape {matrix.shape}")
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     # A zero vector stays zero: its similarity to everything is 0, so it ends up alone.
-    return np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
+    units: npt.NDArray[np.float64] = np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
+    return units
 
 
 def group_by_similarity(vectors: Vectors, *, threshold: float) -> list[Group]:

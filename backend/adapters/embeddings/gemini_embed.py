@@ -9,7 +9,8 @@ from collections.abc import Sequence
 
 from google.genai import types
 
-from backend.adapters.llm.gemini_common import GeminiClient, RetryPolicy, call_with_retries
+from backend.adapters.llm.gemini_common import GeminiClient, call_with_retries
+from backend.adapters.retry import RetryPolicy
 from backend.pipeline.errors import PermanentServiceError, TransientServiceError
 
 logger = logging.getLogger(__name__)

@@ -11,12 +11,12 @@ from openai.types import CreateEmbeddingResponse
 
 from backend.adapters.llm.openai_common import (
     Endpoint,
-    RetryPolicy,
     UnusableResponseError,
     call_with_retries,
     make_client,
     resolve_base_url,
 )
+from backend.adapters.retry import RetryPolicy
 from backend.pipeline.errors import PermanentServiceError
 from backend.pipeline.llm_types import Flow
 

@@ -14,12 +14,12 @@ from google.genai import types
 from backend.adapters.llm.gemini_common import (
     VENDOR_ERRORS,
     GeminiClient,
-    RetryPolicy,
     call_with_retries,
     translate_error,
 )
 from backend.adapters.llm.listing import MAX_MODEL_IDS, MAX_PAGES, bounded, listing_policy, listing_timeout
 from backend.adapters.llm.structured import InvalidStructuredReply, json_object
+from backend.adapters.retry import RetryPolicy
 from backend.pipeline.errors import PermanentServiceError, TransientServiceError
 from backend.pipeline.llm_types import (
     CancelToken,

@@ -16,7 +16,6 @@ from openai.types.chat import ChatCompletion, ChatCompletionChunk, ChatCompletio
 from backend.adapters.llm.listing import bounded, listing_policy, listing_timeout
 from backend.adapters.llm.openai_common import (
     Endpoint,
-    RetryPolicy,
     UnusableResponseError,
     call_with_retries,
     make_client,
@@ -24,6 +23,7 @@ from backend.adapters.llm.openai_common import (
     translate_error,
 )
 from backend.adapters.llm.structured import InvalidStructuredReply, json_object
+from backend.adapters.retry import RetryPolicy
 from backend.pipeline.errors import PermanentServiceError, TransientServiceError
 from backend.pipeline.llm_types import (
     CancelToken,

@@ -238,6 +238,7 @@ def test_unanswered_after_an_embedder_change_embeds_a_few_now_and_the_rest_in_th
     report = response.context["report"]
     assert report.pending == stale - EMBED_NOW and sum(g.size for g in report.gaps) == EMBED_NOW
     assert f"{stale - EMBED_NOW} more unanswered questions are still being analysed" in response.content.decode()
+    assert "href=\"?similarity=normal\">reload</a>" in response.content.decode()
     current = Question.objects.filter(guru=guru, embedding_model=registry.embedder_id())
     deadline = time.monotonic() + 30
     while current.count() < stale and time.monotonic() < deadline:

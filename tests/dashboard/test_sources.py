@@ -102,6 +102,7 @@ def test_add_a_sitemap_with_crawl_limits(client: Client, guru: Guru, site: SiteF
     source = DataSource.objects.get(guru=guru)
     assert source.options == {"mode": "sitemap", "max_pages": 2, "depth": 1} and source.private
     assert source.status == SourceStatus.INDEXED and source.progress_total == 2
+    assert "<td class=\"small\">Website sitemap</td>" in client.get(url("sources", guru)).content.decode()
 
 
 @pytest.fixture
@@ -124,6 +125,8 @@ def test_add_a_youtube_video_and_a_playlist(client: Client, guru: Guru, youtube:
     video, playlist = DataSource.objects.filter(guru=guru).order_by("id")
     assert (video.status, video.title) == (SourceStatus.INDEXED, "Celery deep dive") and video.chunk_count > 0
     assert playlist.status == SourceStatus.INDEXED and playlist.progress_total == 1
+    page = client.get(url("sources", guru)).content.decode()
+    assert "<td class=\"small\">YouTube video</td>" in page and "<td class=\"small\">YouTube playlist</td>" in page
 
 
 def test_pdf_upload_adds_good_files_and_reports_each_bad_one(

@@ -13,15 +13,17 @@ from django.utils import timezone
 from django.utils.timesince import timesince
 
 from backend.gurus.models import Guru
+from backend.pipeline.youtube_urls import parse_youtube_url
 from backend.sources.models import DataSource, SourceKind, SourceStatus
 from backend.sources.selectors import MAX_ID, source_eta_seconds, source_list
 
 PAGE_SIZE = 50
 MAX_PROGRESS_IDS = 200
 ACTIVE = (SourceStatus.PENDING, SourceStatus.PROCESSING)
-# The columns the table and the progress endpoint read; never the encrypted token or the options.
-ROW_FIELDS = ("id", "guru_id", "kind", "url", "file", "title", "status", "error_message", "progress_done",
+# The columns the table and the progress endpoint read; never the encrypted token.
+ROW_FIELDS = ("id", "guru_id", "kind", "url", "file", "title", "options", "status", "error_message", "progress_done",
               "progress_total", "chunk_count", "private", "last_indexed_at", "indexing_started_at", "created_at")
+WEBSITE_MODE_LABELS = {"page": "Website page", "sitemap": "Website sitemap", "crawl": "Website crawl"}
 STATUS_BADGES: dict[str, str] = {SourceStatus.INDEXED: "ok", SourceStatus.PENDING: "warn",
                                  SourceStatus.PROCESSING: "warn", SourceStatus.FAILED: "error"}
 
@@ -59,6 +61,19 @@ def progress_percent(source: DataSource) -> int:
     return min(100, source.progress_done * 100 // source.progress_total)
 
 
+def kind_label(source: DataSource) -> str:
+    """The kind as a maintainer added it: a website's mode, a YouTube link's video or playlist."""
+    if source.kind == SourceKind.WEBSITE:
+        mode = (source.options or {}).get("mode", "page")
+        return WEBSITE_MODE_LABELS.get(mode, source.get_kind_display())
+    if source.kind == SourceKind.YOUTUBE:
+        try:
+            return "YouTube playlist" if parse_youtube_url(source.url).kind == "playlist" else "YouTube video"
+        except ValueError:
+            return source.get_kind_display()
+    return source.get_kind_display()
+
+
 def last_indexed_text(when: datetime | None, now: datetime) -> str:
     if when is None:
         return "never"
@@ -70,6 +85,7 @@ class SourceRow:
     """One table row: the source and the values derived for showing it (so the template stays logic-free)."""
 
     source: DataSource
+    kind_label: str
     is_active: bool
     percent: int
     eta_seconds: int | None
@@ -80,7 +96,8 @@ class SourceRow:
 
 def source_row(source: DataSource, now: datetime) -> SourceRow:
     eta = source_eta_seconds(source=source, now=now)
-    return SourceRow(source=source, is_active=source.status in ACTIVE, percent=progress_percent(source),
+    return SourceRow(source=source, kind_label=kind_label(source), is_active=source.status in ACTIVE,
+                     percent=progress_percent(source),
                      eta_seconds=eta, eta_text=activity_text(source, eta), badge=STATUS_BADGES.get(source.status, ""),
                      last_indexed_text=last_indexed_text(source.last_indexed_at, now))
 

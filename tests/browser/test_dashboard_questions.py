@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
@@ -86,6 +88,10 @@ def test_list_then_a_question_rendered_safely(
     page.get_by_role("searchbox", name="Search").fill("RETRIED")
     page.get_by_role("button", name="Filter").click()
     expect(page.locator(".dq-table tbody tr")).to_have_count(1)
+    with page.expect_download() as download_info:  # the CSV link carries the filter
+        page.get_by_role("link", name="export these as CSV").click()
+    exported = list(csv.DictReader(io.StringIO(Path(download_info.value.path()).read_text(encoding="utf-8"))))
+    assert [r["question"] for r in exported] == ["How many times is a task retried at most?"]
     row = page.locator(".dq-table tbody tr").first
     expect(row.locator(".badge.warn")).to_have_text("42%")
     expect(row).to_contain_text("follow-up")

@@ -1,13 +1,17 @@
-"""Dashboard pages of a guru's questions: the searchable list, one question in full, the unanswered gaps."""
+"""Dashboard pages of a guru's questions: the searchable list (and its CSV), one question in full, the gaps."""
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse
+from urllib.parse import urlencode
+
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
+from django.utils import timezone
 from django.views.decorators.http import require_GET
 
 from backend.answering.selectors import thresholds_for
 from backend.dashboard.access import guru_view
+from backend.dashboard.questions.export import csv_lines
 from backend.dashboard.questions.forms import QuestionFilterForm
 from backend.dashboard.questions.gaps import DEFAULT_SIMILARITY, gap_report
 from backend.dashboard.questions.selectors import (
@@ -31,7 +35,17 @@ def question_list_view(request: HttpRequest, guru: Guru) -> HttpResponse:
     page, rows = question_page(guru=guru, filters=filters, page=request.GET.get("page"), threshold=threshold)
     return render(request, "dashboard/questions/list.html", {
         "guru": guru, "form": form, "filtered": bool(filters), "page": page, "rows": rows,
-        "threshold": round(threshold * 100)})
+        "threshold": round(threshold * 100), "export_query": urlencode(filters)})
+
+
+@guru_view
+@require_GET
+def question_export_view(request: HttpRequest, guru: Guru) -> StreamingHttpResponse:
+    """The filtered list as a CSV download (an invalid filter is dropped, as on the page)."""
+    filters = QuestionFilterForm(request.GET).filters()
+    name = f"{guru.slug}-questions-{timezone.localdate():%Y-%m-%d}.csv"
+    return StreamingHttpResponse(csv_lines(guru=guru, filters=filters), content_type="text/csv; charset=utf-8",
+                                 headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
 
 @guru_view

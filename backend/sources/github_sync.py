@@ -96,6 +96,10 @@ def github_sync(source: DataSource, writer: ChunkWriter, progress: Progress) -> 
     )
     sync = _Sync(source, snapshot, writer)
     changed, removed = sync.changed(), sync.removed()
+    if writer.budget is not None:
+        # Before anything is read or embedded: a file has at least as many bytes as characters, so a plain-text
+        # repository over the text bound fails here at once instead of after minutes of embedding.
+        writer.budget.check_text(sum(file.size for file in changed))
     progress.set_total(len(changed) + len(removed))
     for file in changed:
         sync.add(file)

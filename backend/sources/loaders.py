@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from backend.adapters import registry
+from backend.pipeline.budget import IngestBudget
 from backend.pipeline.chunking import TextChunk
 from backend.pipeline.errors import PermanentServiceError
 from backend.pipeline.ingest_types import ContentType, Document, FetchedPage, Segment, Transcript
@@ -76,18 +77,19 @@ def page_document(page: FetchedPage) -> Document:
                     link=page.final_url or page.url, content_type=ContentType.MARKDOWN)
 
 
-def _pdf_plan(source: DataSource) -> Plan:
+def _pdf_plan(source: DataSource, budget: IngestBudget | None) -> Plan:
     # Citations point at the app (which checks visibility), never at the storage path.
-    pages = registry.pdf_extractor().extract(source.file.path, title=source.title, link=f"/sources/{source.pk}/file")
+    pages = registry.pdf_extractor().extract(source.file.path, title=source.title, link=f"/sources/{source.pk}/file",
+                                             budget=budget)
     return Plan(total=len(pages), documents=iter(pages))
 
 
-def plan_for(source: DataSource) -> Plan:
-    """The documents of a non-GitHub source."""
+def plan_for(source: DataSource, budget: IngestBudget | None = None) -> Plan:
+    """The documents of a non-GitHub source; a PDF's text is bounded by the budget while it is extracted."""
     if source.kind == SourceKind.YOUTUBE:
         return _youtube_plan(source, [])
     if source.kind == SourceKind.PDF:
-        return _pdf_plan(source)
+        return _pdf_plan(source, budget)
     from backend.sources.website import website_plan
 
     return website_plan(source)
@@ -95,7 +97,7 @@ def plan_for(source: DataSource) -> Plan:
 
 def load_and_write(source: DataSource, writer: ChunkWriter, progress: Progress) -> WriteResult:
     """Write every document's chunks under the writer's generation."""
-    plan = plan_for(source)
+    plan = plan_for(source, writer.budget)
     if source.kind == SourceKind.YOUTUBE:
         writer.link_for = _youtube_link
     progress.set_total(plan.total)

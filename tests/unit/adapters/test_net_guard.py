@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from backend.adapters.net_guard import BlockedUrlError, UrlPolicy, check_url
+from backend.adapters.net_guard import BlockedUrlError, UrlPolicy, check_url, parse_allow_entry
 
 
 def resolver_for(mapping: dict[str, list[str]]):  # type: ignore[no-untyped-def]
@@ -54,3 +54,35 @@ def test_allow_list_by_network_and_by_host_name() -> None:
 def test_real_resolution_of_localhost_is_refused() -> None:
     with pytest.raises(BlockedUrlError):
         check_url("http://localhost:8000/admin/", UrlPolicy())
+
+
+def test_allow_list_entries_with_a_port_allow_that_port_only() -> None:
+    policy = UrlPolicy.from_setting(["127.0.0.1:8201", "wiki.corp:8443", "[::1]:8201", "10.0.0.0/8:443"])
+    loopback = resolver_for({"127.0.0.1": ["127.0.0.1"], "::1": ["::1"], "wiki.corp": ["10.9.9.9"],
+                             "build.corp": ["10.2.3.4"]})
+    assert check_url("http://127.0.0.1:8201/docs", policy, resolver=loopback) == "127.0.0.1"
+    assert check_url("http://wiki.corp:8443/", policy, resolver=resolver_for({})) == "wiki.corp"
+    assert check_url("http://[::1]:8201/", policy, resolver=loopback) == "::1"
+    assert check_url("https://build.corp/", policy, resolver=loopback) == "build.corp"
+    for other_port in ("http://127.0.0.1:8202/", "http://127.0.0.1/", "http://[::1]:8202/", "http://wiki.corp/",
+                       "http://build.corp:8080/"):
+        with pytest.raises(BlockedUrlError, match="OPENGURU_FETCH_ALLOWLIST"):
+            check_url(other_port, policy, resolver=loopback)
+
+
+def test_allow_list_entries_without_a_port_allow_every_port() -> None:
+    policy = UrlPolicy.from_setting(["127.0.0.1", "::1", "wiki.corp"])
+    loopback = resolver_for({"127.0.0.1": ["127.0.0.1"], "::1": ["::1"]})
+    for url in ("http://127.0.0.1:8201/", "http://127.0.0.1:9/", "http://[::1]:8202/", "http://wiki.corp:1234/"):
+        assert check_url(url, policy, resolver=loopback)
+
+
+@pytest.mark.parametrize("entry", ["wiki.corp:http", "127.0.0.1:0", "127.0.0.1:70000", "[::1", "[::1]8201", "a:"])
+def test_malformed_allow_list_ports_are_refused(entry: str) -> None:
+    with pytest.raises(ValueError, match="port|IPv6"):
+        parse_allow_entry(entry)
+
+
+def test_a_url_with_an_invalid_port_is_blocked_not_a_crash() -> None:
+    with pytest.raises(BlockedUrlError, match="invalid port"):
+        check_url("http://docs.example.com:99999/", UrlPolicy(), resolver=resolver_for({}))

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import io
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from pypdf import PdfReader
 
 from backend.adapters.pdf.extractor import MIB, PypdfExtractor, clean_text
+from backend.pipeline.budget import BudgetExceeded, BudgetLimits, IngestBudget
 from backend.pipeline.errors import PermanentServiceError
 from backend.pipeline.ingest_types import ContentType, Document
 from backend.pipeline.ports import PdfExtractor
@@ -135,6 +139,46 @@ def test_decompression_bomb_stops_at_pypdf_limit(tmp_path: Path) -> None:
 
     assert message.startswith('"Manual" exceeds a safety limit of the PDF reader (LimitReachedError:')
     assert message.endswith("it is malformed or a decompression bomb.")
+
+
+def _budget(max_chars: int, clock: Callable[[], float] = time.monotonic) -> IngestBudget:
+    return IngestBudget(BudgetLimits(max_chars=max_chars, max_chunks=10**6, max_seconds=60, max_memory_mb=10**6),
+                        what="this PDF", clock=clock)
+
+
+def test_text_bomb_is_tiny_on_disk_and_holds_the_text_it_says() -> None:
+    data = pdfs.text_bomb_pdf_bytes(chars=200_000, pages=4)
+    assert len(data) < 5_000
+    reader = PdfReader(io.BytesIO(data))
+    assert sum(len(page.extract_text()) for page in reader.pages) >= 190_000
+
+
+@pytest.mark.parametrize("pages", [20, 1], ids=["many-pages", "one-page"])
+def test_a_text_bomb_stops_at_the_text_bound_mid_page(tmp_path: Path, pages: int) -> None:
+    path = pdfs.write_text_bomb_pdf(tmp_path / "bomb.pdf", chars=8_000_000, pages=pages)
+    started = time.monotonic()
+    with pytest.raises(BudgetExceeded) as caught:
+        PypdfExtractor().extract(str(path), title="Manual", link=LINK, budget=_budget(1_000_000))
+    # All 8 MB on one page take pypdf ~22 s (idle machine); the bound is checked as the page's text comes out,
+    # so one page stops after its first million characters (~1.5 s idle, most of it parsing the stream).
+    assert time.monotonic() - started < 15
+    assert str(caught.value) == ("stopped: this PDF holds more than 1,000,000 characters of text "
+                                 "(OPENGURU_SOURCE_MAX_CHARS)")
+
+
+def test_a_pdf_within_the_text_bound_reads_as_without_a_budget(tmp_path: Path) -> None:
+    path = pdfs.write_pdf(tmp_path / "manual.pdf", THREE_PAGES)
+    bounded = PypdfExtractor().extract(str(path), title="Manual", link=LINK, budget=_budget(1000))
+    assert bounded == _extract(path)
+
+
+def test_a_slow_pdf_stops_at_the_time_bound_between_and_inside_pages(tmp_path: Path) -> None:
+    path = pdfs.write_text_bomb_pdf(tmp_path / "bomb.pdf", chars=400_000, pages=1)
+    ticks = iter(range(0, 10**6, 10))  # every look at the clock is ten seconds later
+
+    with pytest.raises(BudgetExceeded, match=r"took longer than 60 s \(OPENGURU_SOURCE_MAX_SECONDS\)"):
+        PypdfExtractor().extract(str(path), title="Manual", link=LINK,
+                                 budget=_budget(10**9, clock=lambda: float(next(ticks))))
 
 
 def test_size_cap_is_checked_before_reading(tmp_path: Path) -> None:

@@ -163,6 +163,23 @@ def test_redirect_to_another_local_service_is_refused_although_the_first_url_was
     assert fake_site.internal_requests == []
 
 
+def test_an_allow_list_entry_with_a_port_opens_that_port_only_on_every_hop(fake_site: SiteFake) -> None:
+    # The internal service listens on another port of the same 127.0.0.1 the entry names.
+    port = fake_site.base_url.rsplit(":", 1)[1]
+    with fetcher_for(UrlPolicy.from_setting([f"127.0.0.1:{port}"])) as fetcher:
+        assert fetcher.fetch(f"{fake_site.base_url}/docs/install").title == "Installing Widgets"
+        with pytest.raises(BlockedUrlError, match="OPENGURU_FETCH_ALLOWLIST"):
+            fetcher.fetch(f"{fake_site.base_url}/redirect/internal")
+    assert fake_site.paths() == ["/docs/install", "/redirect/internal"]
+    assert fake_site.internal_requests == []
+
+
+def test_an_allow_list_entry_without_a_port_lets_a_redirect_reach_any_port(fake_site: SiteFake) -> None:
+    with fetcher_for(UrlPolicy.from_setting(["127.0.0.1"])) as fetcher:
+        assert "Internal admin" in fetcher.fetch(f"{fake_site.base_url}/redirect/internal").markdown
+    assert len(fake_site.internal_requests) == 1
+
+
 @pytest.mark.parametrize("path", ["/redirect/metadata", "/redirect/file"])
 def test_redirect_to_metadata_address_or_other_scheme_is_refused(site_fetcher: HttpPageFetcher, fake_site: SiteFake,
                                                                   path: str) -> None:

@@ -27,3 +27,4 @@ urlpatterns = [
 admin.site.site_header = "OpenGuru administration"
 admin.site.site_title = "OpenGuru"
 handler404 = "backend.core.views.not_found"
+handler400 = "backend.api.errors.bad_request"

@@ -1,4 +1,4 @@
-"""Cross-process locks on the Django cache (atomic add on Redis and the database cache)."""
+"""Cross-process locks on the counter store: one atomic claim on the database or Redis."""
 
 from __future__ import annotations
 
@@ -6,47 +6,55 @@ import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 
-from django.core.cache import cache
+from backend.core.counters import CounterStore, counter_store
 
 
 class LockNotAcquired(Exception):
     """Another worker holds the lock."""
 
 
-def _release(key: str, token: str) -> None:
-    # Only release our own lock: after a TTL expiry another holder may own the key.
-    if cache.get(key) == token:
-        cache.delete(key)
+@dataclass(frozen=True)
+class Held:
+    """A held lock; long work renews it so a short TTL can free it soon after its holder dies."""
+
+    store: CounterStore
+    key: str
+    token: str
+
+    def renew(self, ttl: int) -> bool:
+        """Hold the lock `ttl` s from now; False if it expired and someone else took it."""
+        return self.store.renew(self.key, self.token, ttl=ttl)
 
 
 @contextmanager
-def cache_lock(name: str, *, ttl: int = 600, wait: float = 0.0, poll: float = 0.1) -> Iterator[None]:
+def cache_lock(name: str, *, ttl: int = 600, wait: float = 0.0, poll: float = 0.1) -> Iterator[Held]:
     """Hold `name` for the block; raise LockNotAcquired after `wait` seconds.
 
     The TTL frees the lock if its holder dies, so it must exceed the work's duration.
     """
-    key, token = f"lock:{name}", uuid.uuid4().hex
+    store, key, token = counter_store(), f"lock:{name}", uuid.uuid4().hex
     deadline = time.monotonic() + wait
-    while not cache.add(key, token, timeout=ttl):
+    while not store.claim(key, token, ttl=ttl):
         if time.monotonic() >= deadline:
             raise LockNotAcquired(name)
         time.sleep(poll)
     try:
-        yield
+        yield Held(store, key, token)
     finally:
-        _release(key, token)
+        store.release(key, token)
 
 
 @contextmanager
-def cache_semaphore(name: str, *, slots: int, ttl: int = 600) -> Iterator[None]:
+def cache_semaphore(name: str, *, slots: int, ttl: int = 600) -> Iterator[Held]:
     """Hold one of `slots` locks named `name:<i>`; raise LockNotAcquired when all are taken."""
-    token = uuid.uuid4().hex
-    key = next((k for k in (f"lock:{name}:{i}" for i in range(max(1, slots))) if cache.add(k, token, timeout=ttl)),
-               None)
+    store, token = counter_store(), uuid.uuid4().hex
+    keys = (f"lock:{name}:{i}" for i in range(max(1, slots)))
+    key = next((k for k in keys if store.claim(k, token, ttl=ttl)), None)
     if key is None:
         raise LockNotAcquired(name)
     try:
-        yield
+        yield Held(store, key, token)
     finally:
-        _release(key, token)
+        store.release(key, token)

@@ -46,3 +46,22 @@ class Settings(TimeStampedModel):
 
     def __str__(self) -> str:
         return "OpenGuru settings"
+
+
+class Counter(models.Model):
+    """An expiring counter (rate limits, failed logins) for the database counter store.
+
+    Written only with one atomic upsert (see backend/core/counters.py); Redis holds these when configured.
+    """
+
+    key = models.CharField(max_length=200, primary_key=True)
+    count = models.BigIntegerField()
+    expires_at = models.FloatField(db_index=True, help_text="Unix time; expired = absent.")
+
+
+class Lease(models.Model):
+    """A lock held by one token until it is released or expires, for the database counter store."""
+
+    key = models.CharField(max_length=200, primary_key=True)
+    token = models.CharField(max_length=64)
+    expires_at = models.FloatField(db_index=True, help_text="Unix time; expired = free.")

@@ -1,12 +1,13 @@
-"""Fixed-window rate limits on the shared cache (Redis in production, the database cache otherwise)."""
+"""Fixed-window rate limits on the counter store (one atomic increment on the database or Redis)."""
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
 
-from django.core.cache import cache
 from django.http import HttpRequest
+
+from backend.core.counters import counter_store
 
 
 @dataclass(frozen=True)
@@ -19,14 +20,17 @@ def hit(key: str, *, limit: int, window: int = 60) -> RateDecision:
     """Count one request against `limit` per `window` seconds for `key`."""
     if limit <= 0:
         return RateDecision(True, 0)
-    bucket = int(time.time() // window)
-    name = f"rl:{key}:{bucket}"
-    # add() creates the counter atomically; incr() is atomic on Redis and the database cache alike.
-    count = 1 if cache.add(name, 1, timeout=window + 1) else cache.incr(name)
-    retry_after = window - int(time.time() % window)
-    return RateDecision(count <= limit, 0 if count <= limit else max(1, retry_after))
+    now = time.time()
+    # The increment returns the count including this request, so concurrent requests see distinct values.
+    count = counter_store().increment(f"rl:{key}:{int(now // window)}", ttl=window + 1)
+    if count <= limit:
+        return RateDecision(True, 0)
+    return RateDecision(False, max(1, window - int(now % window)))
 
 
 def client_ip(request: HttpRequest) -> str:
-    """The peer address (nginx sets X-Real-IP to it; uvicorn's proxy headers fill REMOTE_ADDR)."""
-    return str(request.META.get("HTTP_X_REAL_IP") or request.META.get("REMOTE_ADDR") or "unknown")
+    """The client's address: the TCP peer, or what a trusted proxy forwarded (see backend/config/asgi.py).
+
+    Client-sent headers (X-Real-IP, X-Forwarded-For) are never read here: anyone can send them.
+    """
+    return str(request.META.get("REMOTE_ADDR") or "unknown")

@@ -21,14 +21,16 @@ def asgi_live_server() -> Iterator[str]:
     @pytest.mark.django_db(transaction=True) so the server's connections see committed rows.
     """
     import uvicorn
-    from django.core.asgi import get_asgi_application
+
+    from backend.config.asgi import application
 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))  # bound here and handed over: no race for the port
     port = int(sock.getsockname()[1])
-    config = uvicorn.Config(get_asgi_application(), host="127.0.0.1", port=port, log_level="warning",
-                            lifespan="off", timeout_graceful_shutdown=5)
+    # The production app and flags: uvicorn believes no forwarding header, the app's TrustedProxies decides.
+    config = uvicorn.Config(application, host="127.0.0.1", port=port, log_level="warning", lifespan="off",
+                            proxy_headers=False, timeout_graceful_shutdown=5)
     server = uvicorn.Server(config)
     errors: list[BaseException] = []
 

@@ -6,6 +6,7 @@ app code never asks which profile it runs in.
 
 from __future__ import annotations
 
+import os
 import secrets
 from pathlib import Path
 from typing import Any
@@ -23,8 +24,17 @@ def _embedded_secret_key() -> str:
     """A random key generated once per data dir, so no two installs share a key."""
     path = DATA_DIR / "secret_key"
     if not path.exists():
-        path.write_text(secrets.token_urlsafe(50))
-        path.chmod(0o600)
+        # Written aside, then linked into place: processes starting together (uvicorn --workers, web and
+        # worker) never read a half-written file, and the first link wins for all of them.
+        draft = path.with_name(f".secret_key.{os.getpid()}")
+        draft.write_text(secrets.token_urlsafe(50))
+        draft.chmod(0o600)
+        try:
+            os.link(draft, path)
+        except FileExistsError:
+            pass
+        finally:
+            draft.unlink()
     return path.read_text().strip()
 
 
@@ -174,4 +184,5 @@ from backend.config.settings.components.cache import *  # noqa: E402,F403
 from backend.config.settings.components.celery import *  # noqa: E402,F403
 from backend.config.settings.components.ingest import *  # noqa: E402,F403
 from backend.config.settings.components.models import *  # noqa: E402,F403
+from backend.config.settings.components.proxies import *  # noqa: E402,F403
 from backend.config.settings.components.vectors import *  # noqa: E402,F403

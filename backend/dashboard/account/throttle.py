@@ -1,13 +1,14 @@
-"""Failed-login throttling: per client address and per username, on the shared cache, so guessing stays slow."""
+"""Failed-login throttling: per client address and per username, on the counter store, so guessing stays slow."""
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.core.cache import cache
 from django.http import HttpRequest
 
+from backend.core.counters import counter_store
 from backend.core.ratelimit import client_ip
 
 WINDOW_SECONDS = 15 * 60
@@ -20,20 +21,36 @@ def _keys(request: HttpRequest, username: str) -> list[str]:
     return [f"login-fail:ip:{client_ip(request)}:{bucket}", f"login-fail:user:{username.strip().lower()}:{bucket}"]
 
 
-def login_blocked_for(request: HttpRequest, username: str) -> int:
-    """Seconds until another attempt is accepted; 0 when attempts are still allowed."""
+def _give_back(keys: list[str]) -> None:
+    store = counter_store()
+    for key in keys:
+        store.increment(key, ttl=WINDOW_SECONDS + 1, delta=-1)
+
+
+@dataclass(frozen=True)
+class LoginAttempt:
+    """One counted attempt: refused for `retry_after` seconds (0 = go ahead) and the counters it went to."""
+
+    retry_after: int
+    keys: list[str] = field(default_factory=list)
+
+
+def login_attempt(request: HttpRequest, username: str) -> LoginAttempt:
+    """Count this attempt before the password is checked; refused when that spends a limit.
+
+    Counting first (atomically, before the check) is what makes the limit hold against concurrent guesses:
+    checking first would let a burst through before any failure is recorded.
+    """
     limit = settings.OPENGURU_LOGIN_FAILURE_LIMIT
     if limit <= 0:
-        return 0
-    counts = cache.get_many(_keys(request, username))
-    if max(counts.values(), default=0) < limit:
-        return 0
-    return max(1, WINDOW_SECONDS - int(time.time() % WINDOW_SECONDS))
+        return LoginAttempt(0)
+    keys = _keys(request, username)
+    # All or nothing: a refused attempt counts nowhere, so it cannot crowd out one that is within the limit.
+    if counter_store().increment_within(keys, limit=limit, ttl=WINDOW_SECONDS + 1):
+        return LoginAttempt(0, keys)
+    return LoginAttempt(max(1, WINDOW_SECONDS - int(time.time() % WINDOW_SECONDS)))
 
 
-def login_failed(request: HttpRequest, username: str) -> None:
-    """Count one failed attempt against the address and the username."""
-    for key in _keys(request, username):
-        # add() creates the counter atomically; incr() is atomic on Redis and the database cache alike.
-        if not cache.add(key, 1, timeout=WINDOW_SECONDS + 1):
-            cache.incr(key)
+def login_succeeded(attempt: LoginAttempt) -> None:
+    """The password was right: give back its attempt (to the same window's counters), so only failures add up."""
+    _give_back(attempt.keys)

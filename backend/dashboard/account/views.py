@@ -11,25 +11,27 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse_lazy
 
-from backend.dashboard.account.throttle import login_blocked_for, login_failed
+from backend.dashboard.account.throttle import LoginAttempt, login_attempt, login_succeeded
 
 
 class LoginView(auth_views.LoginView):
     """Django's login, refusing attempts with 429 once an address or a username failed too often."""
 
+    attempt = LoginAttempt(0)
+
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        username = request.POST.get("username", "")[:150]
-        retry_after = login_blocked_for(request, username)
-        if retry_after:
+        self.attempt = login_attempt(request, request.POST.get("username", "")[:150])
+        if self.attempt.retry_after:
+            retry_after = self.attempt.retry_after
             response = render(request, "registration/login_blocked.html", {"minutes": -(-retry_after // 60)},
                               status=429)
             response["Retry-After"] = str(retry_after)
             return response
         return super().post(request, *args, **kwargs)
 
-    def form_invalid(self, form: AuthenticationForm) -> HttpResponse:
-        login_failed(self.request, self.request.POST.get("username", "")[:150])
-        return super().form_invalid(form)
+    def form_valid(self, form: AuthenticationForm) -> HttpResponse:
+        login_succeeded(self.attempt)  # a failed form keeps its counted attempt
+        return super().form_valid(form)
 
 
 class PasswordChangeView(auth_views.PasswordChangeView):

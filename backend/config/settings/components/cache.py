@@ -1,7 +1,8 @@
-"""Cache, locks and rate-limit storage: Redis when REDIS_URL is set, else the database cache.
+"""Cache and the counter store (rate limits, login lock-out, locks): Redis when REDIS_URL is set, else the database.
 
-The database cache (not locmem) is shared by the web and worker processes, so cache.add()-based
-locks work across processes in the embedded default too.
+The database cache (not locmem) is shared by the web and worker processes. Counters and locks do not
+live in it: its incr() and add() are not atomic under concurrency, so they use the counter store's
+atomic upserts (backend/core/counters.py) on the same database, or Redis.
 """
 
 from backend.config.env import env_str
@@ -16,6 +17,7 @@ if REDIS_URL:
             "KEY_PREFIX": "openguru",
         }
     }
+    OPENGURU_COUNTER_STORE = "backend.core.counters.RedisCounterStore"
 else:
     CACHES = {
         "default": {
@@ -24,3 +26,4 @@ else:
             "KEY_PREFIX": "openguru",
         }
     }
+    OPENGURU_COUNTER_STORE = "backend.core.counters.DatabaseCounterStore"

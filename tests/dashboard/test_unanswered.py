@@ -10,6 +10,7 @@ from django.test import Client
 
 from backend.adapters import registry
 from backend.answering.models import Question
+from backend.core.counters import counter_store
 from backend.dashboard.questions.gaps import EMBED_NOW, gap_report
 from backend.gurus.models import Guru
 from tests.dashboard.questions_support import ask
@@ -19,7 +20,7 @@ pytestmark = [pytest.mark.django_db, pytest.mark.production_profile]
 
 @pytest.fixture(autouse=True)
 def _fresh_cache() -> None:
-    cache.clear()  # the backfill lock outlives tests
+    cache.clear()  # nothing cached by an earlier test may shape this one
 
 
 
@@ -82,11 +83,13 @@ def test_unanswered_queues_one_backfill_at_a_time_and_converges_without_a_worker
     for i in range(EMBED_NOW + 5):
         ask(guru, f"{PRICE[i % 2]} ({i})", out_of_context=True, embedding=b"\x00" * 16, embedding_model="old:model")
     current = Question.objects.filter(guru=guru, embedding_model=registry.embedder_id())
-    cache.add(f"gaps-backfill:{guru.pk}", 1, 60)  # as if a visit a moment ago had queued one
+    store, lease = counter_store(), f"gaps-backfill:{guru.pk}"
+    store.release(lease, "queued")  # the lease outlives tests on Redis
+    assert store.claim(lease, "queued", ttl=60)  # as if a visit a moment ago had queued one
     assert gap_report(guru).pending == 5 and current.count() == EMBED_NOW  # nothing queued twice
     assert gap_report(guru).pending == 0 and current.count() == EMBED_NOW + 5  # the next visit embeds the rest
     Question.objects.filter(guru=guru).update(embedding=b"\x00" * 16, embedding_model="old:model")
-    cache.clear()
+    store.release(lease, "queued")
     assert gap_report(guru).pending == 5  # and queues them (run eagerly in tests)
     assert current.count() == EMBED_NOW + 5
 

@@ -11,11 +11,11 @@ import logging
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from django.core.cache import cache
 from kombu.exceptions import OperationalError
 
 from backend.answering.models import Question
 from backend.answering.vectors import ready_vectors
+from backend.core.counters import counter_store
 from backend.gurus.models import Guru
 from backend.pipeline.answer_types import Intent
 from backend.pipeline.clustering import group_by_similarity
@@ -88,11 +88,13 @@ def _backfill(guru: Guru, question_ids: list[int]) -> None:
     """Queue the embedding of the vectors this visit left out, unless a backfill was queued a moment ago."""
     from backend.answering.tasks import questions_embed
 
-    if not cache.add(f"gaps-backfill:{guru.pk}", 1, BACKFILL_LOCK_SECONDS):
+    # A lease, not a lock held for the block: it lets the next visit skip queueing for a while.
+    store, key = counter_store(), f"gaps-backfill:{guru.pk}"
+    if not store.claim(key, "queued", ttl=BACKFILL_LOCK_SECONDS):
         return
     try:
         questions_embed.delay(question_ids=question_ids)
     except (OperationalError, ServiceError) as exc:
         # Each visit still embeds EMBED_NOW itself, so the page converges even without a worker.
         logger.warning("could not queue the embedding of %s questions: %s", len(question_ids), exc)
-        cache.delete(f"gaps-backfill:{guru.pk}")
+        store.release(key, "queued")

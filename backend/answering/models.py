@@ -19,6 +19,15 @@ class Channel(models.TextChoices):
     DISCORD = "DISCORD", "Discord"
 
 
+class AnswerState(models.TextChoices):
+    """How far an answer got. Only COMPLETE answers are shown as answers, reused or counted as answered."""
+
+    PENDING = "PENDING", "Being answered"
+    COMPLETE = "COMPLETE", "Complete"
+    CANCELLED = "CANCELLED", "Cancelled (the client went away)"
+    FAILED = "FAILED", "Failed"
+
+
 class Binge(models.Model):
     """A conversation session; any channel holding its id can continue it."""
 
@@ -74,6 +83,14 @@ class Question(TimeStampedModel):
     # dashboard's gaps view so that grouping recent refusals does not re-embed them on every visit.
     embedding = models.BinaryField(null=True, blank=True, editable=False)
     embedding_model = models.CharField(max_length=100, blank=True, default="")
+    # Rows made by the answer flow start PENDING; others (copies, imports) are complete answers.
+    state = models.CharField(max_length=10, choices=AnswerState.choices, default=AnswerState.COMPLETE)
+    # Why there is no answer, for the maintainer: the stable code and id the asker saw, and the logged cause.
+    error_code = models.CharField(max_length=50, blank=True, default="")
+    error_id = models.CharField(max_length=32, blank=True, default="")
+    error_detail = models.TextField(blank=True, default="")
+    # The settings the answer was made under (thresholds, model, prompts); the cache reuses only exact matches.
+    answer_fingerprint = models.CharField(max_length=64, blank=True, default="")
 
     class Meta:
         ordering = ["-created_at"]

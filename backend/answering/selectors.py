@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import hashlib
+import json
+from functools import cache
+from pathlib import Path
 
-from backend.answering.models import Binge, Question
+from backend.adapters import registry
+from backend.answering.models import AnswerState, Binge, Question
 from backend.core.selectors import settings_get
 from backend.gurus.models import Guru
+from backend.pipeline import answerer_llm, answerer_offline, contexts, prompts
 from backend.pipeline.answer_types import Turn
 from backend.sources.models import DataSource
 
@@ -38,11 +43,31 @@ def sources_version(guru: Guru) -> str:
     return hashlib.sha256(repr(list(rows)).encode()).hexdigest()[:32]
 
 
-def cached_answer(guru: Guru, *, normalized_question: str, version: str) -> Question | None:
-    """A first-turn answer to the same question built from the same sources, if any."""
+@cache
+def prompt_version() -> str:
+    """A digest of the code that turns contexts into an answer: editing a prompt or a rule expires the cache."""
+    digest = hashlib.sha256()
+    for module in (prompts, answerer_llm, answerer_offline, contexts):
+        digest.update(Path(str(module.__file__)).read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def answer_fingerprint(guru: Guru) -> str:
+    """What an answer depends on besides the question and the sources: thresholds, model, embedder, prompts."""
+    rerank, trust = thresholds_for(guru)
+    chat = registry.chat_model(model=chat_model_for(guru))
+    parts = {"rerank": rerank, "trust": trust, "model": "offline" if chat is None else f"{type(chat).__name__}:"
+             f"{chat.model}", "embedder": registry.embedder_id(), "prompts": prompt_version(),
+             "guru": [guru.name, guru.domain_knowledge, guru.language]}
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:32]
+
+
+def cached_answer(guru: Guru, *, normalized_question: str, version: str, fingerprint: str) -> Question | None:
+    """A complete first-turn answer to the same question, from the same sources, under the same settings."""
     return (
         Question.objects.filter(guru=guru, parent__isnull=True, user_question__iexact=normalized_question,
-                                sources_version=version, out_of_context=False)
+                                sources_version=version, answer_fingerprint=fingerprint, out_of_context=False,
+                                state=AnswerState.COMPLETE)
         .exclude(content="")
         .order_by("-created_at")
         .first()

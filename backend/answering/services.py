@@ -23,15 +23,25 @@ from backend.adapters import registry
 from backend.answering import events
 from backend.answering.citations import citations_record
 from backend.answering.events import AnswerEvent, EventKind
-from backend.answering.models import Binge, Question
+from backend.answering.models import AnswerState, Binge, Question
 from backend.answering.selectors import (
+    answer_fingerprint,
     cached_answer,
     chat_model_for,
     history_for,
     sources_version,
     thresholds_for,
 )
-from backend.core.errors import AppError, NotFound
+from backend.core.errors import (
+    PUBLIC_MESSAGES,
+    AppError,
+    Conflict,
+    InternalError,
+    ModelUnavailable,
+    NotFound,
+    VectorStoreUnavailable,
+    new_error_id,
+)
 from backend.core.selectors import settings_get
 from backend.gurus.models import Guru
 from backend.pipeline.answer_types import (
@@ -43,9 +53,10 @@ from backend.pipeline.answer_types import (
     UnderstandRequest,
 )
 from backend.pipeline.contexts import Context, select_trusted
-from backend.pipeline.errors import ServiceError
+from backend.pipeline.errors import ServiceError, VectorStoreError
 from backend.pipeline.llm_types import CancelToken, TextDelta, Usage
 from backend.pipeline.pricing import parse_prices, usage_cost
+from backend.pipeline.sanitize import StreamNeutraliser
 from backend.pipeline.understanding import normalise_question, understand_by_rules
 from backend.retrieval.services import retrieve
 
@@ -55,6 +66,10 @@ NOT_COVERED = (
     "I couldn't find this in {guru}'s sources, so I won't guess. Try rephrasing the question, or ask the "
     "maintainers to add a source that covers it."
 )
+
+
+class AnswerCancelled(Exception):
+    """The asker went away (the CancelToken is set) before the answer was complete."""
 
 
 @dataclass(frozen=True)
@@ -105,6 +120,8 @@ class AnswerFlow:
     timings: dict[str, int] = field(default_factory=dict)
     usage: dict[str, dict[str, Any]] = field(default_factory=dict)
     started: float = field(default_factory=time.perf_counter)
+    question: Question | None = None
+    fingerprint: str = ""
 
     def _time(self, stage: str, since: float) -> None:
         self.timings[f"{stage}_ms"] = int((time.perf_counter() - since) * 1000)
@@ -136,12 +153,13 @@ class AnswerFlow:
                         guru=guru, binge=binge, parent=parent, user=self._user(), user_question=normalized,
                         question=understanding.prettified[:500], channel=self.request.channel,
                         slug=_unique_slug(guru, binge, understanding.slug), intent=understanding.intent.value,
-                        answer_length=understanding.answer_length.value, sources_version=version)
+                        answer_length=understanding.answer_length.value, sources_version=version,
+                        state=AnswerState.PENDING)
                 break
             except IntegrityError:
                 continue  # a concurrent question took the slug; pick the next one
         else:
-            raise AppError("Could not record the question; please retry.")
+            raise Conflict("Could not record the question; please retry.")
         if binge.root_question_id is None:
             Binge.objects.filter(pk=binge.pk).update(root_question=question)
         return question
@@ -155,10 +173,10 @@ class AnswerFlow:
         normalized = normalise_question(self.request.question)
         binge = binge_for(guru=guru, session_id=self.request.session_id, channel=self.request.channel,
                           user=self.request.user)
-        version = sources_version(guru)
+        version, self.fingerprint = sources_version(guru), answer_fingerprint(guru)
         understanding = self._understand(binge, normalized)
         self._time("understand", start)
-        question = self._start(binge, understanding, normalized, version)
+        question = self.question = self._start(binge, understanding, normalized, version)
         yield AnswerEvent(EventKind.QUESTION, {"question_id": question.pk, "slug": question.slug,
                                                "session_id": str(binge.pk), "question": question.question})
         if understanding.intent is not Intent.QUESTION:
@@ -166,8 +184,8 @@ class AnswerFlow:
             yield self.finish(question, content=understanding.reply, references=[], trust=None,
                               out_of_context=understanding.intent is Intent.INVALID)
             return
-        cached = cached_answer(guru, normalized_question=normalized, version=version) if question.parent_id is None \
-            else None
+        cached = cached_answer(guru, normalized_question=normalized, version=version, fingerprint=self.fingerprint) \
+            if question.parent_id is None else None
         if cached is not None and cached.pk != question.pk:
             yield from self._replay(question, cached)
             return
@@ -225,22 +243,33 @@ class AnswerFlow:
             contexts=tuple(AnswerContext(n, c.title, c.text, c.link) for n, c in enumerate(contexts, start=1)),
             history=history_for(question.binge, turns=settings_get().history_turns) if question.binge else (),
             answer_length=understanding.answer_length, language_hint=guru.language)
+        # Model output is markdown that API clients, Slack, Discord and widgets render: defused as it streams.
+        neutraliser, first = StreamNeutraliser(), True
         for event in registry.answerer(model=chat_model_for(guru)).answer(request, cancel=self.cancel):
             if isinstance(event, TextDelta):
-                if not parts:
+                if first:
                     self._time("first_token", self.started)
-                parts.append(event.text)
-                yield events.delta(event.text)
+                    first = False
+                if safe := neutraliser.feed(event.text):
+                    parts.append(safe)
+                    yield events.delta(safe)
             else:
                 self._record(event)
+        if rest := neutraliser.finish():
+            parts.append(rest)
+            yield events.delta(rest)
         self._time("generate", start)
         return "".join(parts)
 
     def finish(self, question: Question, *, content: str, references: list[dict[str, Any]], trust: float | None,
                out_of_context: bool) -> AnswerEvent:
         """Complete the Question row and build the `done` event."""
+        if self.cancel.cancelled:
+            # The model stream stops early on cancel and returns what it had: that text is not an answer.
+            raise AnswerCancelled(f"The client went away; {len(content)} characters of the answer had been made.")
         self.timings["total_ms"] = int((time.perf_counter() - self.started) * 1000)
         Question.objects.filter(pk=question.pk).update(
+            state=AnswerState.COMPLETE, answer_fingerprint=self.fingerprint,
             content=content, references=references, trust_score=trust, out_of_context=out_of_context,
             usage=self.usage, timings=self.timings, latency_ms=self.timings["total_ms"], updated_at=timezone.now(),
             cost_usd=usage_cost(self.usage, parse_prices(settings.OPENGURU_MODEL_PRICES)))
@@ -271,8 +300,59 @@ def answer_stream(request: AskRequest, *, cancel: CancelToken | None = None) -> 
     flow = AnswerFlow(request, cancel=cancel or CancelToken())
     try:
         yield from flow.run()
-    except AppError as exc:
-        yield events.error(exc.code, exc.detail)
-    except ServiceError as exc:
-        logger.warning("answer for guru %s failed: %s", request.guru.slug, exc)
-        yield events.error("model_unavailable", f"The answer could not be generated: {exc}")
+    except GeneratorExit:
+        # The consumer stopped reading (the client hung up): whatever was produced is not an answer.
+        flow_abandon(flow, AnswerState.CANCELLED, "cancelled", "The stream was closed before the answer was complete.")
+        raise
+    except AnswerCancelled as exc:
+        flow_abandon(flow, AnswerState.CANCELLED, "cancelled", str(exc))
+    except Exception as exc:  # the stream boundary: every failure becomes a safe, recorded `error` event
+        yield _failure(flow, exc)
+
+
+def _public(exc: Exception) -> AppError:
+    """The error as the asker may see it: our own AppErrors as they are, anything else as a fixed sentence."""
+    if isinstance(exc, AppError):
+        return exc
+    if isinstance(exc, VectorStoreError):
+        kind: type[AppError] = VectorStoreUnavailable
+    elif isinstance(exc, ServiceError):
+        kind = ModelUnavailable
+    else:
+        kind = InternalError
+    return kind(PUBLIC_MESSAGES[kind.code])
+
+
+def _failure(flow: AnswerFlow, exc: Exception) -> AnswerEvent:
+    """Log the cause under a fresh error id, record it on the question, and build the safe `error` event."""
+    public, error_id = _public(exc), new_error_id()
+    guru = flow.request.guru.slug
+    if isinstance(exc, AppError):
+        logger.info("answer for guru %s refused (%s, error id %s): %s", guru, exc.code, error_id, exc.detail)
+    elif isinstance(exc, ServiceError):
+        logger.warning("answer for guru %s failed (%s, error id %s): %s", guru, public.code, error_id, exc,
+                       exc_info=exc)
+    else:
+        logger.error("answer for guru %s crashed (error id %s)", guru, error_id, exc_info=exc)
+    flow_abandon(flow, AnswerState.FAILED, public.code, _cause(exc), error_id=error_id)
+    return events.error(public.code, public.detail, error_id)
+
+
+def _cause(exc: BaseException) -> str:
+    """The exception and what it was raised from, for the maintainer (never sent to the asker)."""
+    parts, seen = [], 0
+    current: BaseException | None = exc
+    while current is not None and seen < 4:
+        parts.append(f"{type(current).__name__}: {current}")
+        current, seen = current.__cause__ or current.__context__, seen + 1
+    return " ← caused by ".join(parts)[:4000]
+
+
+def flow_abandon(flow: AnswerFlow, state: AnswerState, code: str, detail: str, *, error_id: str = "") -> None:
+    """Mark the flow's question as not answered (if it was still being answered), with why."""
+    if flow.question is None:
+        return
+    flow.timings["total_ms"] = int((time.perf_counter() - flow.started) * 1000)
+    Question.objects.filter(pk=flow.question.pk, state=AnswerState.PENDING).update(
+        state=state, error_code=code, error_id=error_id, error_detail=detail, content="", trust_score=None,
+        usage=flow.usage, timings=flow.timings, latency_ms=flow.timings["total_ms"], updated_at=timezone.now())

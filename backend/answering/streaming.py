@@ -1,57 +1,141 @@
-"""Bridge a synchronous event generator (the pipeline) to an async SSE body for ASGI servers.
+"""Run the answer pipeline (a synchronous event generator) in a thread and hand its events to a view.
 
-The pipeline runs in a worker thread; events cross to the event loop through a queue. When the
-client disconnects, the server cancels the async body and the pipeline's CancelToken is set, so the
-LLM stream is closed instead of running to the end.
+The view takes the first event before it chooses the response: an error known before the first byte is
+answered with its real HTTP status; otherwise the first event and the rest are streamed. Events cross
+threads through a small channel that both sync views (the API) and async views (guru page, widget) can
+wait on. When the client disconnects, the server cancels the body, the CancelToken is set, the LLM
+stream is closed at its next chunk and the pipeline generator is closed (it records the question as
+cancelled).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import logging
 import threading
+from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterator
+from typing import TypeGuard
 
 from django.db import close_old_connections
 
-from backend.answering.events import AnswerEvent
+from backend.answering.events import AnswerEvent, EventKind, error
+from backend.core.errors import PUBLIC_MESSAGES, InternalError, new_error_id
 from backend.pipeline.llm_types import CancelToken
 
 logger = logging.getLogger(__name__)
-_END = object()
+Encoder = Callable[[AnswerEvent], bytes]
 
 
-def _pump(produce: Callable[[], Iterator[AnswerEvent]], loop: asyncio.AbstractEventLoop,
-          queue: asyncio.Queue[object], cancel: CancelToken) -> None:
-    close_old_connections()
-    try:
-        for event in produce():
-            loop.call_soon_threadsafe(queue.put_nowait, event)
-            if cancel.cancelled:
-                break
-    except Exception:  # the stream boundary: log it; the client gets the end of the stream
-        logger.exception("answer stream failed")
-    finally:
+class _Channel:
+    """A thread-safe FIFO a producer thread fills; consumers wait on it synchronously or on any event loop."""
+
+    def __init__(self) -> None:
+        self._items: deque[AnswerEvent | None] = deque()
+        self._cond = threading.Condition()
+        self._wake: Callable[[], None] | None = None
+
+    def put(self, item: AnswerEvent | None) -> None:
+        with self._cond:
+            self._items.append(item)
+            self._cond.notify_all()
+            wake, self._wake = self._wake, None
+        if wake is not None:
+            wake()
+
+    def get_sync(self) -> AnswerEvent | None:
+        with self._cond:
+            self._cond.wait_for(lambda: bool(self._items))
+            return self._items.popleft()
+
+    async def get(self) -> AnswerEvent | None:
+        loop = asyncio.get_running_loop()
+        while True:
+            ready = asyncio.Event()
+            with self._cond:
+                if self._items:
+                    return self._items.popleft()
+                self._wake = functools.partial(_call_soon, loop, ready.set)
+            await ready.wait()
+
+
+def _call_soon(loop: asyncio.AbstractEventLoop, callback: Callable[[], None]) -> None:
+    # A closed loop raises RuntimeError: its consumer is gone and nobody waits for the wake-up.
+    with contextlib.suppress(RuntimeError):
+        loop.call_soon_threadsafe(callback)
+
+
+class AnswerPump:
+    """The pipeline in a daemon thread; `first()`/`first_sync()` then `sse()` or `chunks()` read its events."""
+
+    def __init__(self, produce: Callable[[], Iterator[AnswerEvent]], cancel: CancelToken) -> None:
+        self.cancel = cancel
+        self._channel = _Channel()
+        self._thread = threading.Thread(target=self._run, args=(produce,), daemon=True, name="answer-stream")
+        self._thread.start()
+
+    def _run(self, produce: Callable[[], Iterator[AnswerEvent]]) -> None:
         close_old_connections()
-        loop.call_soon_threadsafe(queue.put_nowait, _END)
+        events = produce()
+        try:
+            for event in events:
+                self._channel.put(event)
+                if self.cancel.cancelled:
+                    break
+        except Exception:  # answer_stream turns failures into events; this is a last resort, logged
+            error_id = new_error_id()
+            logger.exception("answer stream failed (error id %s)", error_id)
+            self._channel.put(error(InternalError.code, PUBLIC_MESSAGES[InternalError.code], error_id))
+        finally:
+            close = getattr(events, "close", None)
+            if close is not None:
+                close()  # runs the pipeline's GeneratorExit handling here, in the thread that owns its connection
+            close_old_connections()
+            self._channel.put(None)
+
+    async def first(self, encode: Encoder | None = None) -> AnswerEvent | None:
+        """The first event that `encode` turns into bytes (any event without it), an error, or None at the end.
+
+        Events the response would not send (a markdown stream sends only text) are passed over, so an error
+        before the first byte still gets its HTTP status. A cancelled wait cancels the pipeline.
+        """
+        try:
+            while (event := await self._channel.get()) is not None and _silent(event, encode):
+                continue
+            return event
+        except BaseException:
+            self.cancel.cancel()
+            raise
+
+    def first_sync(self, encode: Encoder | None = None) -> AnswerEvent | None:
+        """`first()` for sync views (the API), which run in a thread of their own."""
+        while (event := self._channel.get_sync()) is not None and _silent(event, encode):
+            continue
+        return event
+
+    async def body(self, first: AnswerEvent | None, encode: Encoder = lambda e: e.sse().encode()
+                   ) -> AsyncIterator[bytes]:
+        """`first`, then every later event, encoded (SSE framing by default; empty encodings are skipped).
+
+        One generator, not a chain of them: the server closes exactly this one when the client goes away.
+        """
+        try:
+            item = first
+            while item is not None:
+                if chunk := encode(item):
+                    yield chunk
+                item = await self._channel.get()
+        finally:
+            # Reached on normal end and on client disconnect (GeneratorExit / CancelledError alike).
+            self.cancel.cancel()
 
 
-async def sse_body(produce: Callable[[], Iterator[AnswerEvent]], cancel: CancelToken) -> AsyncIterator[bytes]:
-    """Yield SSE-framed events as the pipeline produces them."""
-    loop = asyncio.get_running_loop()
-    queue: asyncio.Queue[object] = asyncio.Queue()
-    thread = threading.Thread(target=_pump, args=(produce, loop, queue, cancel), daemon=True, name="answer-stream")
-    thread.start()
-    try:
-        while (item := await queue.get()) is not _END:
-            assert isinstance(item, AnswerEvent)
-            yield item.sse().encode()
-    finally:
-        # Reached on normal end and on client disconnect (GeneratorExit / CancelledError alike).
-        cancel.cancel()
+def _silent(event: AnswerEvent, encode: Encoder | None) -> bool:
+    return encode is not None and event.kind is not EventKind.ERROR and not encode(event)
 
 
-def sync_sse_body(produce: Callable[[], Iterator[AnswerEvent]]) -> Iterator[bytes]:
-    """The same body for WSGI servers, which stream synchronous iterators."""
-    for event in produce():
-        yield event.sse().encode()
+def is_error(event: AnswerEvent | None) -> TypeGuard[AnswerEvent]:
+    """Whether the stream's first event is an error: then nothing was sent and a real status can be used."""
+    return event is not None and event.kind is EventKind.ERROR

@@ -15,15 +15,15 @@ from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET, require_POST
 
 from backend.answering.feedback import feedback_set, parse_feedback, session_question
-from backend.answering.models import Channel, Question
+from backend.answering.models import AnswerState, Channel, Question
 from backend.answering.services import AskRequest, answer_stream
-from backend.answering.streaming import sse_body
-from backend.core.errors import NotFound
+from backend.answering.streaming import AnswerPump, is_error
+from backend.answering.validation import clean_question
+from backend.core.errors import InvalidQuestion, NotFound, status_for
 from backend.core.ratelimit import client_ip, hit
 from backend.gurus.icons import guru_icon_src
 from backend.gurus.models import Guru
 from backend.pipeline.llm_types import CancelToken
-from backend.pipeline.understanding import MAX_QUESTION_CHARS
 from backend.sources.models import DataSource
 
 MAX_BODY_BYTES = 16 * 1024
@@ -44,7 +44,8 @@ def _visible_guru(request: HttpRequest, slug: str) -> Guru:
 def guru_page(request: HttpRequest, slug: str) -> HttpResponse:
     guru = _visible_guru(request, slug)
     examples = list(
-        Question.objects.filter(guru=guru, parent__isnull=True, out_of_context=False, intent="question")
+        Question.objects.filter(guru=guru, parent__isnull=True, out_of_context=False, intent="question",
+                                state=AnswerState.COMPLETE)
         .exclude(content="").order_by("-created_at").values_list("question", flat=True).distinct()[:4]
     )
     return render(request, "guru/page.html", {"guru": guru, "ask_url": f"/g/{guru.slug}/ask/",
@@ -63,8 +64,9 @@ def source_file(request: HttpRequest, source_id: int) -> FileResponse:
     return FileResponse(source.file.open("rb"), content_type="application/pdf", filename=name)
 
 
-def _error(code: str, detail: str, status: int, **headers: str) -> JsonResponse:
-    response = JsonResponse({"code": code, "detail": detail}, status=status)
+def _error(code: str, detail: str, status: int, error_id: str = "", **headers: str) -> JsonResponse:
+    body = {"code": code, "detail": detail, **({"error_id": error_id} if error_id else {})}
+    response = JsonResponse(body, status=status)
     for name, value in headers.items():
         response[name] = value
     return response
@@ -76,7 +78,7 @@ def _json_object(request: HttpRequest) -> dict[str, Any] | JsonResponse:
         return _error("too_large", "The request body is too large.", 413)
     try:
         data = json.loads(request.body or b"{}")
-    except json.JSONDecodeError:
+    except ValueError:  # not JSON, or not UTF-8 text at all
         return _error("invalid_json", "The body must be JSON.", 400)
     if not isinstance(data, dict):
         return _error("invalid_json", "The body must be a JSON object.", 400)
@@ -87,11 +89,10 @@ def _parse(request: HttpRequest) -> dict[str, Any] | JsonResponse:
     data = _json_object(request)
     if isinstance(data, JsonResponse):
         return data
-    question = data.get("question")
-    if not isinstance(question, str) or not question.strip():
-        return _error("invalid_question", "Send a non-empty `question` string.", 400)
-    if len(question) > MAX_QUESTION_CHARS:
-        return _error("invalid_question", f"Questions are limited to {MAX_QUESTION_CHARS} characters.", 400)
+    try:
+        question = clean_question(data.get("question"))
+    except InvalidQuestion as exc:
+        return _error(exc.code, exc.detail, exc.status)
     session_id = data.get("session_id")
     if session_id is not None and not isinstance(session_id, str):
         return _error("invalid_session", "`session_id` must be a string.", 400)
@@ -115,8 +116,13 @@ async def guru_ask(request: HttpRequest, slug: str) -> HttpResponseBase:
     ask = AskRequest(guru=guru, question=parsed["question"], channel=Channel.WEB,
                      session_id=parsed["session_id"], user=user)
     cancel = CancelToken()
-    body = sse_body(lambda: answer_stream(ask, cancel=cancel), cancel)
-    return StreamingHttpResponse(body, content_type="text/event-stream", headers=SSE_HEADERS)
+    pump = AnswerPump(lambda: answer_stream(ask, cancel=cancel), cancel)
+    first = await pump.first()
+    if is_error(first):
+        # Nothing was sent yet: the error gets its real status (an unknown session is a 404).
+        code = first.data["code"]
+        return _error(code, first.data["detail"], status_for(code), first.data.get("error_id", ""))
+    return StreamingHttpResponse(pump.body(first), content_type="text/event-stream", headers=SSE_HEADERS)
 
 
 def _parse_feedback(request: HttpRequest) -> tuple[int, str, int | None] | JsonResponse:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.exceptions import RequestDataTooBig
-from django.http import Http404
-from rest_framework import exceptions, status
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.views import defaults
+from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
@@ -35,13 +37,38 @@ def _message(detail: Any) -> str:
     return str(detail)
 
 
+def oversized_input(exc: BaseException) -> tuple[int, dict[str, str]] | None:
+    """Django's own request bounds (body size, field and file counts) as (status, JSON body), naming the bound."""
+    if isinstance(exc, RequestDataTooBig):
+        return 413, {"code": "too_large", "msg": "The request body is too large."}
+    if isinstance(exc, TooManyFieldsSent):
+        limit = settings.DATA_UPLOAD_MAX_NUMBER_FIELDS
+        return 400, {"code": "too_many_fields",
+                     "msg": f"At most {limit} query or form fields per request (e.g. ids to delete); send batches."}
+    if isinstance(exc, TooManyFilesSent):
+        return 400, {"code": "too_many_files",
+                     "msg": f"At most {settings.DATA_UPLOAD_MAX_NUMBER_FILES} files per request."}
+    return None
+
+
+def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """Django's 400 handler (errors raised outside the API views): JSON on API paths, the HTML page elsewhere."""
+    if not request.path.startswith("/api/"):
+        return defaults.bad_request(request, exception or Exception("bad request"))
+    oversized = oversized_input(exception) if exception is not None else None
+    status_code, body = oversized or (400, {"code": "bad_request", "msg": "The request was malformed."})
+    return JsonResponse(body, status=status_code)
+
+
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     """DRF exceptions, our AppErrors and oversized bodies, all as JSON with a stable code."""
     if isinstance(exc, AppError):
-        return Response({"code": exc.code, "msg": exc.detail}, status=exc.status)
-    if isinstance(exc, RequestDataTooBig):
-        return Response({"code": "too_large", "msg": "The request body is too large."},
-                        status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
+        # error_id: the id the cause was logged (and recorded) under; never the cause itself.
+        extra = {"error_id": exc.error_id} if exc.error_id else {}
+        return Response({"code": exc.code, "msg": exc.detail, **extra}, status=exc.status)
+    oversized = oversized_input(exc)
+    if oversized is not None:
+        return Response(oversized[1], status=oversized[0])
     if isinstance(exc, Http404):
         exc = exceptions.NotFound(str(exc) or "Not found.")
     response = exception_handler(exc, context)

@@ -43,6 +43,8 @@ class ErrorSerializer(serializers.Serializer):
     # DRF's serializer metaclass pops declared fields, so this never shadows Serializer.errors; the stubs cannot see it.
     errors = serializers.JSONField(  # type: ignore[assignment]
         required=False, help_text="Per-field or per-item details.")
+    error_id = serializers.CharField(required=False, help_text=(
+        "For failures with an internal cause: the id it was logged under (quote it to the maintainer)."))
 
     class Meta:
         ref_name = "Error"
@@ -51,6 +53,29 @@ class ErrorSerializer(serializers.Serializer):
 def errors(*statuses: int) -> dict[int, OpenApiResponse]:
     """Error responses for `extend_schema(responses=…)`; 401 and 429 apply to every authenticated call."""
     return {code: OpenApiResponse(ErrorSerializer, description=_ERROR_TEXT[code]) for code in statuses}
+
+
+class StrictInputSerializer(serializers.Serializer):
+    """JSON input whose strings are strings and whose booleans are booleans.
+
+    DRF would read 0 as "0" for a text field and 0 or "yes" as a boolean; an API client that sends the wrong
+    type gets a 400 naming the field instead of a guess.
+    """
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, Mapping):
+            wrong: dict[str, list[str]] = {}
+            for name, field in self.fields.items():
+                value = data.get(name)
+                if field.read_only or value is None:
+                    continue
+                if isinstance(field, serializers.BooleanField) and not isinstance(value, bool):
+                    wrong[name] = ["Must be true or false."]
+                elif isinstance(field, serializers.CharField) and not isinstance(value, str):
+                    wrong[name] = ["Must be a string."]
+            if wrong:
+                raise serializers.ValidationError(wrong)
+        return super().to_internal_value(data)
 
 
 class Pagination(PageNumberPagination):

@@ -16,6 +16,7 @@ from backend.pipeline.answer_types import (
 )
 from backend.pipeline.llm_types import CancelToken, Completion, Flow, Message, Role, StreamEvent, Usage
 from backend.pipeline.ports import ChatModel
+from backend.pipeline.sanitize import neutralise, neutralise_line
 from backend.pipeline.text import slugify
 from backend.pipeline.understanding import invalid_reason, normalise_question, understand_by_rules
 
@@ -60,7 +61,8 @@ class LLMAnswerer:
         result = self.chat.complete_json(messages, schema=prompts.UNDERSTAND_SCHEMA, schema_name="understanding",
                                          max_tokens=UNDERSTAND_MAX_TOKENS, flow=Flow.UNDERSTAND)
         data = result.data
-        pretty = str(data.get("prettified") or question).strip()
+        # Model output shown as markdown (the question title, the small-talk reply): defused like answers.
+        pretty = neutralise_line(str(data.get("prettified") or question).strip())
         understanding = Understanding(
             prettified=pretty,
             slug=slugify(pretty),
@@ -68,7 +70,7 @@ class LLMAnswerer:
             answer_length=_answer_length(data.get("answer_length")),
             retrieval_query=str(data.get("retrieval_query") or question).strip(),
             in_scope=bool(data.get("in_scope", True)),
-            reply=str(data.get("reply") or "").strip(),
+            reply=neutralise(str(data.get("reply") or "").strip()),
         )
         return understanding, result.usage
 

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from langchain_text_splitters import Language, RecursiveCharacterTextSplitter
 
-from backend.pipeline.ingest_types import ContentType, Document
+from backend.pipeline.ingest_types import ContentType, Document, Segment
+from backend.pipeline.sanitize import neutralise_line, neutralise_with_offsets
 
 TokenCounter = Callable[[str], int]
 # Chunks larger than this retrieve worse even for long-window embedders, and cost more prompt tokens.
@@ -76,10 +77,23 @@ def _locator(doc: Document, text: str, start: int) -> dict[str, Any]:
     return locator
 
 
+def neutralised(doc: Document) -> Document:
+    """The document with HTML tags and script links in its text and title made inert (see pipeline.sanitize).
+
+    Source code is left as it is: it reaches only the model's prompt, whose output is neutralised itself.
+    """
+    if doc.content_type is ContentType.CODE:
+        return replace(doc, title=neutralise_line(doc.title))
+    text, offsets = neutralise_with_offsets(doc.text, [s.offset for s in doc.segments])
+    segments = tuple(Segment(offset, s.seconds) for offset, s in zip(offsets, doc.segments, strict=True))
+    return replace(doc, text=text, title=neutralise_line(doc.title), segments=segments)
+
+
 def split_document(doc: Document, config: ChunkingConfig, count_tokens: TokenCounter) -> list[TextChunk]:
-    """Chunks in order; each at most config.max_tokens tokens long by `count_tokens`."""
+    """Chunks in order; each at most config.max_tokens tokens long by `count_tokens`; neutralised text."""
     if not doc.text.strip():
         return []
+    doc = neutralised(doc)
     pieces = _splitter(doc, config, count_tokens).split_text(doc.text)
     chunks: list[TextChunk] = []
     previous = -1

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from backend.pipeline.answer_types import AnswerLength, Intent, Turn, Understanding, UnderstandRequest
+from backend.pipeline.sanitize import neutralise, neutralise_line
 from backend.pipeline.text import slugify
 
 MIN_QUESTION_CHARS = 2
@@ -67,9 +68,9 @@ def understand_by_rules(request: UnderstandRequest) -> Understanding:
     reason = invalid_reason(question)
     if reason:
         return Understanding(question, slugify(question), Intent.INVALID, AnswerLength.SHORT, "", False, reason)
-    pretty = prettify(question)
+    pretty = neutralise_line(prettify(question))  # shown to other visitors as a title, maybe as markdown
     if _GREETING.fullmatch(question) or (_GREETING.match(question) and len(question.split()) <= 4):
-        reply = f"Hello! I'm {request.guru_name}. Ask me anything about {request.domain}."
+        reply = neutralise(f"Hello! I'm {request.guru_name}. Ask me anything about {request.domain}.")
         return Understanding(pretty, slugify(pretty), Intent.GREETING, AnswerLength.SHORT, "", None, reply)
     return Understanding(
         prettified=pretty,

@@ -6,9 +6,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from backend.pipeline.budget import IngestBudget
 from backend.pipeline.chunking import ChunkingConfig, TextChunk, chunk_id, split_document
 from backend.pipeline.ingest_types import Document
 from backend.pipeline.ports import Embedder, VectorStore
+from backend.pipeline.sanitize import neutralise_line, safe_link
 from backend.pipeline.types import Chunk, SourceKind
 
 EMBED_BATCH = 32
@@ -44,17 +46,24 @@ class ChunkWriter:
     kind: SourceKind
     config: ChunkingConfig
     link_for: LinkFor = plain_link
+    budget: IngestBudget | None = None
+    """The source's bounds (text, chunks, time, memory), charged before anything is split or embedded."""
     written: int = 0
     _pending: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
 
     def add(self, doc: Document, *, version: str = "") -> int:
-        """Queue a document's chunks; returns how many it produced."""
+        """Queue a document's chunks; returns how many it produced. BudgetExceeded once a bound is passed."""
+        if self.budget is not None:
+            self.budget.take_text(len(doc.text))
         chunks = split_document(doc, self.config, self.embedder.count_tokens)
+        if self.budget is not None:
+            self.budget.take_chunks(len(chunks))
         for chunk in chunks:
             cid = chunk_id(source_id=self.source_id, generation=self.generation, doc_key=doc.key,
                            version=version, index=chunk.index)
-            metadata = {"title": doc.title, "link": self.link_for(doc, chunk), "doc_key": doc.key,
-                        "chunk_index": chunk.index, **chunk.locator}
+            # Titles and links reach answers' references: no live tag, no scheme but the web's.
+            metadata = {"title": neutralise_line(doc.title), "link": safe_link(self.link_for(doc, chunk)),
+                        "doc_key": doc.key, "chunk_index": chunk.index, **chunk.locator}
             self._pending.append((cid, chunk.text, metadata))
         self.flush(final=False)
         return len(chunks)
@@ -62,6 +71,8 @@ class ChunkWriter:
     def flush(self, *, final: bool = True) -> None:
         """Embed and upsert full batches, and with `final` the remainder too."""
         while len(self._pending) >= EMBED_BATCH or (final and self._pending):
+            if self.budget is not None:
+                self.budget.check()  # an embedding batch takes about a second: time and memory between them
             batch, self._pending = self._pending[:EMBED_BATCH], self._pending[EMBED_BATCH:]
             vectors = self.embedder.embed_documents([text for _, text, _ in batch])
             rows = [

@@ -13,7 +13,7 @@ from django.http import HttpRequest
 
 from backend.answering.citations import citations_record
 from backend.answering.feedback import feedback_set, parse_feedback, session_question
-from backend.answering.models import Binge, Channel, Question
+from backend.answering.models import AnswerState, Binge, Channel, Question
 from backend.core.errors import NotFound
 from backend.core.ratelimit import client_ip, hit
 from backend.gurus.models import Guru
@@ -36,6 +36,8 @@ class WidgetError(Exception):
     headers: dict[str, str] = field(default_factory=dict)
     cors: bool = True
     """False when the Origin itself is refused: the browser must not let the page read the answer."""
+    error_id: str = ""
+    """Set when the cause was logged (and recorded on the question) under this id."""
 
     def __str__(self) -> str:
         return self.msg
@@ -134,7 +136,8 @@ def widget_binge_create(widget: WidgetId, root_slug: str) -> Binge:
     guru = widget.guru
     binge = Binge.objects.create(guru=guru, channel=Channel.WIDGET)
     # Only widget questions: a guessed slug must not pull an API or bot answer into a widget conversation.
-    root = (Question.objects.filter(guru=guru, slug=root_slug, channel=Channel.WIDGET).exclude(content="")
+    root = (Question.objects.filter(guru=guru, slug=root_slug, channel=Channel.WIDGET, state=AnswerState.COMPLETE)
+            .exclude(content="")
             .order_by("-created_at").first() if root_slug else None)
     if root is not None:
         # A copy, not a link: conversation history is read from the binge's own questions.
@@ -151,7 +154,7 @@ def existing_answer(guru: Guru, question: str, binge_id: str | None) -> Question
     text = question.strip()
     found = Question.objects.select_related("guru").filter(
         Q(user_question__iexact=normalise_question(text)) | Q(question__iexact=text), guru=guru,
-        channel=Channel.WIDGET).exclude(content="")
+        channel=Channel.WIDGET, state=AnswerState.COMPLETE).exclude(content="")
     if binge_id:
         found = found.filter(binge_id=binge_id)
     latest = found.order_by("-updated_at").first()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from functools import wraps
 from pathlib import Path
@@ -18,13 +18,15 @@ from django.http.response import HttpResponseBase
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.csrf import csrf_exempt
 
+from backend.answering.events import AnswerEvent, EventKind, error_marker
 from backend.answering.models import Channel, Question
 from backend.answering.services import AskRequest, answer_stream
-from backend.answering.streaming import sse_body
+from backend.answering.streaming import AnswerPump, is_error
+from backend.answering.validation import clean_question
 from backend.api.views.answers import answer_json
+from backend.core.errors import InvalidQuestion, status_for
 from backend.gurus.icons import guru_icon_src
 from backend.pipeline.llm_types import CancelToken
-from backend.pipeline.understanding import MAX_QUESTION_CHARS
 from backend.widget.models import WidgetId
 from backend.widget.services import (
     WidgetError,
@@ -52,7 +54,8 @@ View = Callable[[HttpRequest], Coroutine[Any, Any, HttpResponseBase]]
 
 def _error(exc: WidgetError) -> JsonResponse:
     # `error` is what Gurubase's widget shows; `code`/`msg` are the project's error shape.
-    response = JsonResponse({"code": exc.code, "msg": exc.msg, "error": exc.msg}, status=exc.status)
+    body = {"code": exc.code, "msg": exc.msg, "error": exc.msg, **({"error_id": exc.error_id} if exc.error_id else {})}
+    response = JsonResponse(body, status=exc.status)
     for name, value in exc.headers.items():
         response[name] = value
     return response
@@ -133,12 +136,10 @@ def _json_body(request: HttpRequest) -> dict[str, Any]:
 
 
 def _question(data: dict[str, Any]) -> str:
-    question = data.get("question")
-    if not isinstance(question, str) or not question.strip():
-        raise WidgetError(400, "invalid_question", "Send a non-empty `question` string.")
-    if len(question) > MAX_QUESTION_CHARS:
-        raise WidgetError(400, "invalid_question", f"Questions are limited to {MAX_QUESTION_CHARS} characters.")
-    return question
+    try:
+        return clean_question(data.get("question"))
+    except InvalidQuestion as exc:
+        raise WidgetError(exc.status, exc.code, exc.detail) from exc
 
 
 def _optional_str(data: dict[str, Any], name: str, limit: int = 200) -> str:
@@ -165,21 +166,25 @@ def _answer_payload(request: HttpRequest, question: Question) -> dict[str, Any]:
     return data
 
 
-async def _markdown(events: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+def _markdown(event: AnswerEvent) -> bytes:
     """Gurubase's widget stream: only the answer's markdown; references come from fetch_existing."""
-    async for raw in events:
-        kind, _, rest = raw.decode().partition("\n")
-        if kind == "event: delta":
-            yield json.loads(rest.removeprefix("data: "))["text"].encode()
-        elif kind == "event: error":
-            # The status line is long gone: say it in the text, where the visitor will see it.
-            yield f"\n\n_{json.loads(rest.removeprefix('data: '))['detail']}_".encode()
+    if event.kind is EventKind.DELTA:
+        return str(event.data["text"]).encode()
+    if event.kind is EventKind.ERROR:
+        # The status line is long gone: say it in the text, where the visitor will see it.
+        return error_marker(event.data).encode()
+    return b""
 
 
-def _stream(ask: AskRequest, *, markdown: bool) -> StreamingHttpResponse:
+async def _stream(ask: AskRequest, *, markdown: bool) -> StreamingHttpResponse:
     cancel = CancelToken()
-    events = sse_body(lambda: answer_stream(ask, cancel=cancel), cancel)
-    body = _markdown(events) if markdown else events
+    pump = AnswerPump(lambda: answer_stream(ask, cancel=cancel), cancel)
+    first = await pump.first(_markdown if markdown else None)
+    if is_error(first):
+        # Nothing was sent yet: the error gets its real status (an unknown session is a 404).
+        code = first.data["code"]
+        raise WidgetError(status_for(code), code, first.data["detail"], error_id=first.data.get("error_id", ""))
+    body = pump.body(first, _markdown) if markdown else pump.body(first)
     return StreamingHttpResponse(body, content_type="text/event-stream", headers=SSE_HEADERS)
 
 
@@ -211,8 +216,8 @@ async def ask(request: HttpRequest, widget: WidgetId) -> HttpResponseBase:
         found = await sync_to_async(existing_answer)(widget.guru, question, binge_id)
         return JsonResponse(_answer_payload(request, found))
     await sync_to_async(check_rate)(widget, request)
-    return _stream(AskRequest(guru=widget.guru, question=question, channel=Channel.WIDGET, session_id=binge_id),
-                   markdown=True)
+    return await _stream(AskRequest(guru=widget.guru, question=question, channel=Channel.WIDGET,
+                                    session_id=binge_id), markdown=True)
 
 
 @widget_endpoint("POST")
@@ -220,11 +225,11 @@ async def stream(request: HttpRequest, widget: WidgetId) -> HttpResponseBase:
     """POST {question, session_id?} → our SSE stream (question, status, references, delta, done, error)."""
     data = _json_body(request)
     question = _question(data)
-    # An unknown session is an `error` event (code not_found) in the stream, as on the guru's page.
+    # An unknown session is a 404 (code not_found) before the stream starts, as on the guru's page.
     session_id = _optional_str(data, "session_id", limit=100) or None
     await sync_to_async(check_rate)(widget, request)
-    return _stream(AskRequest(guru=widget.guru, question=question, channel=Channel.WIDGET, session_id=session_id),
-                   markdown=False)
+    return await _stream(AskRequest(guru=widget.guru, question=question, channel=Channel.WIDGET,
+                                    session_id=session_id), markdown=False)
 
 
 @widget_endpoint("POST")

@@ -137,13 +137,18 @@
       } else if (name === "done") {
         turn.finish(payload);
       } else if (name === "error") {
-        const detail = str(payload.detail, 500) || TEXT.server;
-        if (payload.code === "not_found" && this.sessionId) {
-          this.sessionId = null; // the conversation is gone: the next question starts a new one
-          turn.fail(detail + TEXT.newConversation);
-        } else {
-          turn.fail(detail);
-        }
+        this.streamError(turn, payload, str(payload.detail, 500));
+      }
+    }
+
+    streamError(turn, payload, detail) {
+      // The id ties what the visitor saw to the server's log: worth quoting to the site's maintainer.
+      const id = str(payload.error_id, 32) ? " (error id " + str(payload.error_id, 32) + ")" : "";
+      if (payload.code === "not_found" && this.sessionId) {
+        this.sessionId = null; // the conversation is gone: the next question starts a new one
+        turn.fail((detail || TEXT.server) + TEXT.newConversation);
+      } else {
+        turn.fail((detail || TEXT.server) + id);
       }
     }
 
@@ -161,10 +166,12 @@
       } else if (status === 401) {
         turn.fail(TEXT.badKey);
         this.block(TEXT.badKey);
+      } else if (status === 404 && payload.code === "not_found" && this.sessionId) {
+        this.streamError(turn, payload, detail); // the conversation is gone (known before the stream started)
       } else if (status === 404) {
         turn.fail(TEXT.notFound);
-      } else if (status === 400 && detail) {
-        turn.fail(detail);
+      } else if ((status === 400 || status >= 500) && detail) {
+        this.streamError(turn, payload, detail);
       } else {
         turn.fail(TEXT.server + (response.ok ? "" : " (HTTP " + status + ")"));
       }

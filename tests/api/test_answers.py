@@ -100,3 +100,9 @@ def test_scoping_and_unknown_paths(api: APIClient, guru_b: Guru) -> None:
     assert APIClient().post("/api/v1/guru-b/answer/", {"question": "hi"}, format="json").status_code == 401
     missing = api.get("/api/v1/nowhere/at/all/")
     assert missing.status_code == 404 and json.loads(missing.content)["code"] == "not_found"
+
+
+def test_a_questions_filter_that_is_not_a_boolean_is_a_400(api: APIClient, guru_a: Guru) -> None:
+    assert api.get("/api/v1/guru-a/questions/?out_of_context=false").status_code == 200
+    response = api.get("/api/v1/guru-a/questions/?out_of_context=maybe")
+    assert response.status_code == 400 and response.json()["code"] == "invalid"

@@ -63,6 +63,8 @@ class OpenAIFakeServer:
     cached_prompt_tokens: int = 0
     base_url: str = ""
     stream_outcomes: list[StreamOutcome] = field(default_factory=list)
+    # Drop the connection after this many content chunks of a streamed answer (an upstream dying mid-answer).
+    cut_stream_after: int | None = None
     refused: list[tuple[int, str]] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -164,6 +166,9 @@ class OpenAIFakeServer:
         frames = [f"data: {json.dumps(event)}\n\n".encode() for event in events] + [b"data: [DONE]\n\n"]
         responder.start_stream()
         for sent, frame in enumerate(frames):
+            if self.cut_stream_after is not None and sent > self.cut_stream_after:
+                self._record_stream(StreamOutcome(sent, len(frames), client_disconnected=False))
+                return  # Connection: close without a finish chunk or [DONE]
             if 1 <= sent <= len(pieces):
                 time.sleep(reply.chunk_delay)
             if not responder.write(frame):

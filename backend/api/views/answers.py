@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from django.http import StreamingHttpResponse
@@ -15,21 +15,30 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from backend.answering.events import AnswerEvent, EventKind
-from backend.answering.models import Channel, Question
+from backend.answering.events import AnswerEvent, EventKind, error_marker
+from backend.answering.models import AnswerState, Channel, Question
 from backend.answering.services import AskRequest, answer_stream
-from backend.answering.streaming import sse_body
+from backend.answering.streaming import AnswerPump, is_error
 from backend.api.auth import guru_for
 from backend.api.schema import errors
-from backend.core.errors import ModelUnavailable, NotFound
+from backend.core.errors import NotFound, app_error
 from backend.pipeline.llm_types import CancelToken
 from backend.pipeline.understanding import MAX_QUESTION_CHARS, normalise_question
 
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
+class StrictCharField(serializers.CharField):
+    """A string and only a string: DRF's CharField would turn `42` or `4.2` into text and ask it."""
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return str(super().to_internal_value(data))
+
+
 class AnswerInput(serializers.Serializer):
-    question = serializers.CharField(max_length=MAX_QUESTION_CHARS, trim_whitespace=True)
+    question = StrictCharField(max_length=MAX_QUESTION_CHARS, trim_whitespace=True)
     stream = serializers.BooleanField(default=False)
     session_id = serializers.UUIDField(required=False, allow_null=True)
     fetch_existing = serializers.BooleanField(default=False)
@@ -71,12 +80,20 @@ def answer_json(question: Question) -> dict[str, Any]:
     }
 
 
-async def _markdown(events: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
-    """Gurubase's raw stream: only the answer's text; ids and references come from fetch_existing."""
-    async for raw in events:
-        text = raw.decode()
-        if text.startswith("event: delta\n"):
-            yield json.loads(text.split("data: ", 1)[1])["text"].encode()
+def _markdown(event: AnswerEvent) -> bytes:
+    """Gurubase's raw stream: only the answer's text (ids and references come from fetch_existing), and a
+    delimited error line if the answer fails once streaming has begun."""
+    if event.kind is EventKind.DELTA:
+        return str(event.data["text"]).encode()
+    if event.kind is EventKind.ERROR:
+        return error_marker(event.data).encode()
+    return b""
+
+
+def _raise(event: AnswerEvent) -> None:
+    """An `error` event as the AppError it stands for, so the client gets its real status."""
+    data = event.data
+    raise app_error(data["code"], data["detail"], error_id=data.get("error_id", ""))
 
 
 def _consume(events: Iterator[AnswerEvent]) -> int:
@@ -86,8 +103,7 @@ def _consume(events: Iterator[AnswerEvent]) -> int:
         if event.kind is EventKind.QUESTION:
             question_id = event.data["question_id"]
         elif event.kind is EventKind.ERROR:
-            kind = NotFound if event.data["code"] == "not_found" else ModelUnavailable
-            raise kind(event.data["detail"])
+            _raise(event)
     return question_id
 
 
@@ -134,12 +150,16 @@ class AnswerApi(APIView):
         ask = AskRequest(guru=guru, question=params["question"], channel=Channel.API, session_id=session_id,
                          user=request.user)
         cancel = CancelToken()
-        if "text/event-stream" in request.headers.get("Accept", ""):
-            body = sse_body(lambda: answer_stream(ask, cancel=cancel), cancel)
-            return StreamingHttpResponse(body, content_type="text/event-stream", headers=SSE_HEADERS)
-        if params["stream"]:
-            body = _markdown(sse_body(lambda: answer_stream(ask, cancel=cancel), cancel))
-            return StreamingHttpResponse(body, content_type="text/plain; charset=utf-8", headers=SSE_HEADERS)
+        sse = "text/event-stream" in request.headers.get("Accept", "")
+        if sse or params["stream"]:
+            pump = AnswerPump(lambda: answer_stream(ask, cancel=cancel), cancel)
+            first = pump.first_sync(None if sse else _markdown)
+            if is_error(first):
+                _raise(first)  # nothing is sent yet: a real status, in every mode
+            if sse:
+                return StreamingHttpResponse(pump.body(first), content_type="text/event-stream", headers=SSE_HEADERS)
+            return StreamingHttpResponse(pump.body(first, _markdown), content_type="text/plain; charset=utf-8",
+                                         headers=SSE_HEADERS)
         question_id = _consume(answer_stream(ask, cancel=cancel))
         return Response(answer_json(Question.objects.select_related("guru").get(pk=question_id)))
 
@@ -149,7 +169,7 @@ class AnswerApi(APIView):
             guru_id=guru_id, user_question__iexact=normalise_question(question))
         if session_id:
             found = found.filter(binge_id=session_id)
-        latest = found.exclude(content="").order_by("-created_at").first()
+        latest = found.filter(state=AnswerState.COMPLETE).exclude(content="").order_by("-created_at").first()
         if latest is None:
             raise NotFound("No answer to this question yet; ask it first.")
         return latest

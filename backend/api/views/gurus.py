@@ -13,7 +13,7 @@ from rest_framework.views import APIView
 
 from backend.api.auth import guru_for, signed_in_user
 from backend.api.models import APIKey
-from backend.api.schema import JSONParser, Pagination, errors
+from backend.api.schema import JSONParser, Pagination, StrictInputSerializer, errors
 from backend.gurus.icons import guru_icon_src
 from backend.gurus.models import SLUG_PATTERN, Guru
 from backend.gurus.selectors import guru_collection_report, guru_list_for_user
@@ -47,7 +47,7 @@ class GuruOutputSerializer(serializers.Serializer):
         return request.build_absolute_uri(src) if src.startswith("/") and request is not None else src
 
 
-class GuruInputSerializer(serializers.Serializer):
+class GuruInputSerializer(StrictInputSerializer):
     slug = serializers.RegexField(SLUG_PATTERN, max_length=50,
                                   error_messages={"invalid": "Use 1–50 lowercase letters, digits or hyphens."})
     name = serializers.CharField(max_length=100)

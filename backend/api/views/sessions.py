@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.db.models import Count, QuerySet
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, serializers
+from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -14,6 +15,8 @@ from backend.api.auth import guru_for
 from backend.api.schema import errors
 from backend.core.errors import NotFound
 
+_FLAGS = {"1": True, "true": True, "yes": True, "0": False, "false": False, "no": False}
+
 
 class QuestionOutput(serializers.ModelSerializer):
     session_id = serializers.UUIDField(source="binge_id", allow_null=True)
@@ -22,7 +25,7 @@ class QuestionOutput(serializers.ModelSerializer):
         model = Question
         fields = ["id", "slug", "question", "user_question", "content", "references", "trust_score", "channel",
                   "out_of_context", "intent", "latency_ms", "session_id", "parent_id", "created_at", "timings",
-                  "usage", "feedback"]
+                  "usage", "feedback", "state", "error_code", "error_id"]
 
 
 class SessionOutput(serializers.ModelSerializer):
@@ -81,10 +84,15 @@ class QuestionListApi(generics.ListAPIView):
         questions = Question.objects.filter(guru=guru).order_by("-created_at")
         flag = self.request.query_params.get("out_of_context")
         if flag is not None:
-            questions = questions.filter(out_of_context=flag.lower() in {"1", "true", "yes"})
+            value = _FLAGS.get(flag.strip().lower())
+            if value is None:
+                # Anything else used to filter as false silently: say so instead.
+                raise ValidationError({"out_of_context": ["Use true or false."]})
+            questions = questions.filter(out_of_context=value)
         return questions
 
     @extend_schema(operation_id="questions_list", parameters=[OpenApiParameter("out_of_context", bool, required=False)],
-                   responses={200: QuestionOutput(many=True), **errors(401, 403, 404, 429)}, tags=["questions"])
+                   responses={200: QuestionOutput(many=True), **errors(400, 401, 403, 404, 429)},
+                   tags=["questions"])
     def get(self, request: Request, *args: object, **kwargs: object) -> Response:
         return super().get(request, *args, **kwargs)

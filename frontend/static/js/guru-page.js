@@ -320,6 +320,10 @@
         this.startCooldown(seconds);
         return;
       }
+      if (response.status === 404 && payload && payload.code === "not_found" && this.sessionId) {
+        this.onStreamError(turn, payload); // the conversation is gone (known before the stream started)
+        return;
+      }
       if (payload && payload.detail) turn.fail(errorText(payload));
       else if (response.status === 403) turn.fail(ERROR_MESSAGES.forbidden);
       else if (response.status === 404) turn.fail(ERROR_MESSAGES.not_found);
@@ -365,8 +369,9 @@
   function errorText(data) {
     const detail = data && data.detail ? String(data.detail) : "";
     const code = data && data.code ? String(data.code) : "";
-    if (detail) return detail;
-    return ERROR_MESSAGES[code] || ERROR_MESSAGES.server;
+    // The id ties what the visitor saw to the server's log: worth quoting to the maintainer.
+    const id = data && data.error_id ? " (error id " + String(data.error_id).slice(0, 32) + ")" : "";
+    return (detail || ERROR_MESSAGES[code] || ERROR_MESSAGES.server) + id;
   }
 
   /** Re-validate the accent colour client-side and derive a readable text colour for it. */

@@ -1,0 +1,56 @@
+"""Helpers of the answer error, cache and stream-fault tests: an indexed guru, scripted grades, SSE parsing."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.core.files.uploadedfile import SimpleUploadedFile
+from pytest_django.fixtures import DjangoCaptureOnCommitCallbacks
+
+from backend.adapters.llm.fake import ScriptedReply
+from backend.answering.events import AnswerEvent, EventKind
+from backend.answering.services import AskRequest, answer_stream
+from backend.gurus.models import Guru
+from backend.sources.models import SourceKind
+from backend.sources.services import source_create
+from tests.factories import GuruFactory, UserFactory
+from tests.fakes.pdfs import pdf_bytes
+
+MANUAL = [["Retrying tasks", "Call self.retry() inside a bound task to retry it.",
+           "The countdown argument sets the delay before the retry in seconds.",
+           "max_retries limits how many times a task is retried before it fails for good."]]
+QUESTION = "How do I retry a task?"
+
+
+def make_indexed_guru(capture: DjangoCaptureOnCommitCallbacks, slug: str = "docs") -> Guru:
+    """A guru over a one-page manual, in the test profile's in-memory store, with a maintainer "keeper"."""
+    with capture(execute=True):
+        guru: Guru = GuruFactory(slug=slug, name="Docs Guru", domain_knowledge="the Celery task queue")
+    upload = SimpleUploadedFile("manual.pdf", pdf_bytes(MANUAL), content_type="application/pdf")
+    with capture(execute=True):
+        source_create(guru=guru, kind=SourceKind.PDF, upload=upload, title="Manual")
+    guru.maintainers.add(UserFactory(username="keeper"))
+    return guru
+
+
+def grades(score: float) -> ScriptedReply:
+    return ScriptedReply(json={"grades": [{"id": i, "score": score} for i in range(10)]})
+
+
+def ask(guru: Guru, question: str = QUESTION, session_id: str | None = None) -> list[AnswerEvent]:
+    return list(answer_stream(AskRequest(guru=guru, question=question, channel="WEB", session_id=session_id)))
+
+
+def of_kind(stream: list[AnswerEvent], kind: EventKind) -> list[dict[str, Any]]:
+    return [e.data for e in stream if e.kind is kind]
+
+
+def sse_events(body: bytes | str) -> list[tuple[str, dict[str, Any]]]:
+    text = body.decode() if isinstance(body, bytes) else body
+    events = []
+    for block in text.split("\n\n"):
+        if block.strip():
+            lines = dict(line.split(": ", 1) for line in block.split("\n") if ": " in line)
+            events.append((lines["event"], json.loads(lines["data"])))
+    return events

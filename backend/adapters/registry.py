@@ -42,7 +42,8 @@ def _require(config: Config, key: str, what: str) -> str:
 def _milvus_store(config: Config) -> VectorStore:
     from backend.adapters.vector_store.milvus import MilvusVectorStore
 
-    return MilvusVectorStore(uri=_require(config, "URI", "Milvus (MILVUS_URI)"), token=config.get("TOKEN", ""))
+    return MilvusVectorStore(uri=_require(config, "URI", "Milvus (MILVUS_URI)"), token=config.get("TOKEN", ""),
+                             load_prefix=config.get("LOAD_PREFIX", ""), timeout=float(config.get("TIMEOUT") or 10))
 
 
 def _memory_store(config: Config) -> VectorStore:
@@ -225,7 +226,8 @@ def repo_reader() -> RepoReader:
     from backend.adapters.github.repo import GitRepoReader
 
     return GitRepoReader(policy=url_policy(), max_file_bytes=settings.OPENGURU_GITHUB_MAX_FILE_BYTES,
-                         allow_file_urls=settings.OPENGURU_GIT_ALLOW_FILE_URLS)
+                         allow_file_urls=settings.OPENGURU_GIT_ALLOW_FILE_URLS,
+                         max_files=settings.OPENGURU_GITHUB_MAX_FILES)
 
 
 @receiver(setting_changed)

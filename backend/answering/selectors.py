@@ -11,7 +11,7 @@ from backend.adapters import registry
 from backend.answering.models import AnswerState, Binge, Question
 from backend.core.selectors import settings_get
 from backend.gurus.models import Guru
-from backend.pipeline import answerer_llm, answerer_offline, contexts, prompts
+from backend.pipeline import answerer_llm, answerer_offline, contexts, prompts, sanitize
 from backend.pipeline.answer_types import Turn
 from backend.sources.models import DataSource
 
@@ -47,7 +47,7 @@ def sources_version(guru: Guru) -> str:
 def prompt_version() -> str:
     """A digest of the code that turns contexts into an answer: editing a prompt or a rule expires the cache."""
     digest = hashlib.sha256()
-    for module in (prompts, answerer_llm, answerer_offline, contexts):
+    for module in (prompts, answerer_llm, answerer_offline, contexts, sanitize):
         digest.update(Path(str(module.__file__)).read_bytes())
     return digest.hexdigest()[:16]
 

@@ -13,6 +13,9 @@ from backend.gurus.services import collection_name_for
 from backend.pipeline.errors import ServiceError
 from backend.pipeline.types import CollectionInfo
 
+# Searches re-load a released collection themselves; this says why the first one may be slow or fail.
+NOT_LOADED_PROBLEM = "not loaded in the vector store (searches load it; `manage.py collections --sync` loads it now)"
+
 
 @dataclass(frozen=True)
 class CollectionReport:
@@ -57,6 +60,8 @@ def _problem(
         return "collection missing (sync pending)" if record is None else "collection missing from the vector store"
     if info.dimension != dimension:
         return f"dimension {info.dimension} != embedder {dimension}: re-embed needed"
+    if not info.loaded:
+        return NOT_LOADED_PROBLEM
     if record is None or record.name != expected:
         return "rename pending"
     return ""

@@ -9,6 +9,10 @@ class TransientServiceError(ServiceError):
     """The call may succeed if retried later (timeouts, 429, 5xx, service starting)."""
 
 
+class VectorStoreError(TransientServiceError):
+    """The vector store is unreachable or failed a call; retried later, shown as `vector_store_unavailable`."""
+
+
 class PermanentServiceError(ServiceError):
     """Retrying will not help; the message is shown to a maintainer."""
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
 from backend.pipeline.answer_types import AnswerRequest, Grade, GradeInput, Understanding, UnderstandRequest
+from backend.pipeline.budget import IngestBudget
 from backend.pipeline.ingest_types import Document, FetchedPage, PlaylistVideos, RepoSnapshot, Transcript
 from backend.pipeline.llm_types import (
     CancelToken,
@@ -48,7 +49,12 @@ class Embedder(Protocol):
 
 
 class VectorStore(Protocol):
-    """One collection per guru holding chunks with dense + BM25 indexes."""
+    """One collection per guru holding chunks with dense + BM25 indexes.
+
+    Errors: VectorStoreError (a TransientServiceError: the store is unreachable or failed a call),
+    PermanentServiceError (a request that can never succeed). Searches of a collection the store
+    holds released (after a restart of Milvus Lite) load it and retry instead of failing.
+    """
 
     def ensure_collection(self, name: str, *, dimension: int) -> None:
         """Create the collection if missing; raise DimensionMismatchError if it exists with another dim.
@@ -73,6 +79,10 @@ class VectorStore(Protocol):
         """Names of all collections in the store."""
         ...
 
+    def unloaded_collections(self, *, prefix: str = "") -> list[str]:
+        """Names (starting with `prefix`) of collections that exist but are not loaded: searches need a load."""
+        ...
+
     def upsert(self, name: str, chunks: Sequence[Chunk]) -> None:
         """Insert or replace chunks by id (dense vector and BM25 text written together)."""
         ...
@@ -88,19 +98,23 @@ class VectorStore(Protocol):
         ...
 
     def search_hybrid(
-        self, name: str, *, query_text: str, query_vector: Sequence[float], top_k: int, candidates: int = 50
+        self, name: str, *, query_text: str, query_vector: Sequence[float], top_k: int, candidates: int = 50,
+        live: Mapping[int, int] | None = None,
     ) -> list[HybridHit]:
         """Dense (cosine) and BM25 (on `text`) searches of `candidates` each, fused by reciprocal rank.
 
         Returns at most top_k hits, best first, each with its stored vector (for reranking without
-        re-embedding) and its rank in each leg (None when that leg did not find it).
+        re-embedding) and its rank in each leg (None when that leg did not find it). With `live`
+        (source id -> generation), both searches see only those sources' chunks of that generation,
+        so other generations never take a candidate slot; an empty mapping finds nothing.
         """
         ...
 
     def search_dense(
-        self, name: str, vector: Sequence[float], *, top_k: int, source_ids: Sequence[int] | None = None
+        self, name: str, vector: Sequence[float], *, top_k: int, source_ids: Sequence[int] | None = None,
+        live: Mapping[int, int] | None = None,
     ) -> list[Hit]:
-        """Nearest chunks by cosine similarity, optionally restricted to some sources."""
+        """Nearest chunks by cosine similarity, optionally restricted to some sources / live generations."""
         ...
 
 
@@ -215,8 +229,9 @@ class TranscriptFetcher(Protocol):
 class PdfExtractor(Protocol):
     """Text of a PDF file, one document per page."""
 
-    def extract(self, path: str, *, title: str, link: str) -> list[Document]:
-        """PermanentServiceError for encrypted, empty, image-only or malformed files."""
+    def extract(self, path: str, *, title: str, link: str, budget: IngestBudget | None = None) -> list[Document]:
+        """PermanentServiceError for encrypted, empty, image-only or malformed files; BudgetExceeded (a
+        PermanentServiceError) as soon as the text read passes the budget's bound, mid-page if need be."""
         ...
 
 

@@ -47,10 +47,11 @@ def retrieve(*, guru: Guru, query: str, rerank_threshold: float) -> Retrieval:
     query_vector = registry.embedder().embed_query(query)
     timings = {"embed_ms": _ms(start)}
     start = time.perf_counter()
-    hits = registry.vector_store().search_hybrid(record.name, query_text=query, query_vector=query_vector,
-                                                 top_k=CANDIDATES)
+    # The live generations filter inside the search: chunks of an unfinished or abandoned index run
+    # must not take the candidate slots (thousands of orphans once crowded out every live chunk).
+    candidates = registry.vector_store().search_hybrid(record.name, query_text=query, query_vector=query_vector,
+                                                       top_k=CANDIDATES, live=live)
     timings["search_ms"] = _ms(start)
-    candidates = [h for h in hits if live.get(h.hit.source_id) == h.hit.generation]
     if not candidates:
         return Retrieval([], timings, private)
     start = time.perf_counter()

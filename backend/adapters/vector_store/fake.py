@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import threading
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from backend.pipeline.errors import DimensionMismatchError, PermanentServiceError
@@ -82,6 +82,13 @@ class InMemoryVectorStore:
         with self._lock:
             return sorted(self._collections)
 
+    def unloaded_collections(self, *, prefix: str = "") -> list[str]:
+        return []  # an in-memory collection is always searchable
+
+    @staticmethod
+    def _visible(chunk: Chunk, live: Mapping[int, int] | None) -> bool:
+        return live is None or live.get(chunk.source_id) == chunk.generation
+
     def _get(self, name: str) -> _Collection:
         found = self._collections.get(name)
         if found is None:
@@ -121,11 +128,14 @@ class InMemoryVectorStore:
                 target.remove(cid)
 
     def search_hybrid(
-        self, name: str, *, query_text: str, query_vector: Sequence[float], top_k: int, candidates: int = 50
+        self, name: str, *, query_text: str, query_vector: Sequence[float], top_k: int, candidates: int = 50,
+        live: Mapping[int, int] | None = None,
     ) -> list[HybridHit]:
         with self._lock:
             found = self._get(name)
-            rows, terms = dict(found.rows), dict(found.terms)
+            # Filtered before ranking, as Milvus filters inside the search: other generations take no slot.
+            rows = {cid: c for cid, c in found.rows.items() if self._visible(c, live)}
+            terms = {cid: found.terms[cid] for cid in rows}
         # Each leg fetches at least top_k so a caller asking for more than `candidates` still gets top_k.
         limit = max(candidates, top_k)
         dense = sorted(((_cosine(query_vector, c.vector), c.id) for c in rows.values()), key=lambda p: (-p[0], p[1]))
@@ -138,10 +148,11 @@ class InMemoryVectorStore:
         ]
 
     def search_dense(
-        self, name: str, vector: Sequence[float], *, top_k: int, source_ids: Sequence[int] | None = None
+        self, name: str, vector: Sequence[float], *, top_k: int, source_ids: Sequence[int] | None = None,
+        live: Mapping[int, int] | None = None,
     ) -> list[Hit]:
         with self._lock:
-            rows = list(self._get(name).rows.values())
+            rows = [c for c in self._get(name).rows.values() if self._visible(c, live)]
         allowed = None if source_ids is None else set(source_ids)
         scored = [(_cosine(vector, c.vector), c) for c in rows if allowed is None or c.source_id in allowed]
         scored.sort(key=lambda pair: pair[0], reverse=True)

@@ -243,3 +243,44 @@ def test_hybrid_returns_every_generation(store: VectorStore, name: str) -> None:
                         chunk(0, "another source text", source_id=7, generation=3)])
     hits = hybrid(store, name, "reindex text")
     assert sorted((h.hit.source_id, h.hit.generation) for h in hits) == [(1, 1), (1, 2), (7, 3)]
+
+
+def _orphaned(store: VectorStore, name: str) -> None:
+    """Two live chunks (source 1 at generation 1, source 7 at 3) under ten better-matching orphans."""
+    store.ensure_collection(name, dimension=DIM)
+    orphans = [chunk(i, "visibility timeout redelivers unacknowledged tasks", generation=2) for i in range(10)]
+    store.upsert(name, [*orphans, chunk(0, "the visibility timeout of the broker", generation=1),
+                        chunk(0, "redelivered tasks after a timeout", source_id=7, generation=3),
+                        chunk(1, "an old generation of source 7 about visibility timeouts", source_id=7, generation=1)])
+
+
+def test_live_generations_are_filtered_inside_the_hybrid_search(store: VectorStore, name: str) -> None:
+    _orphaned(store, name)
+    query, live = "visibility timeout redelivers unacknowledged tasks", {1: 1, 7: 3}
+    unfiltered = hybrid(store, name, query, top_k=3, candidates=3)
+    assert {h.hit.generation for h in unfiltered} == {2}  # filtering afterwards would leave nothing
+    vector = EMBEDDER.embed_query(query)
+    hits = store.search_hybrid(name, query_text=query, query_vector=vector, top_k=3, candidates=3, live=live)
+    assert sorted((h.hit.source_id, h.hit.generation) for h in hits) == [(1, 1), (7, 3)]
+    assert all(h.dense_rank is not None for h in hits)
+
+
+def test_live_generations_are_filtered_inside_the_dense_search(store: VectorStore, name: str) -> None:
+    _orphaned(store, name)
+    vector = EMBEDDER.embed_query("visibility timeout redelivers unacknowledged tasks")
+    hits = store.search_dense(name, vector, top_k=2, live={1: 1, 7: 3})
+    assert sorted((h.source_id, h.generation) for h in hits) == [(1, 1), (7, 3)]
+    hits = store.search_dense(name, vector, top_k=5, live={1: 1, 7: 3}, source_ids=[7])
+    assert [(h.source_id, h.generation) for h in hits] == [(7, 3)]
+
+
+def test_no_live_generation_finds_nothing(store: VectorStore, name: str) -> None:
+    _orphaned(store, name)
+    vector = EMBEDDER.embed_query("visibility timeout")
+    assert store.search_hybrid(name, query_text="visibility timeout", query_vector=vector, top_k=5, live={}) == []
+    assert store.search_dense(name, vector, top_k=5, live={}) == []
+
+
+def test_a_new_collection_is_loaded(store: VectorStore, name: str) -> None:
+    store.ensure_collection(name, dimension=DIM)
+    assert store.unloaded_collections(prefix=name) == []

@@ -1,0 +1,141 @@
+"""Start and stop `python -m backend.launcher` as a user does, and talk to it over HTTP like a browser."""
+
+from __future__ import annotations
+
+import http.cookiejar
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from backend.core.sidecars import free_port
+
+REPO = Path(__file__).resolve().parents[2]
+# Settings the launcher must not inherit from a production-profile test run.
+PROFILE_VARIABLES = {"DATABASE_URL", "REDIS_URL", "MILVUS_URI", "DJANGO_SETTINGS_MODULE"}
+
+
+@dataclass
+class Product:
+    """A running launcher: its URL, the admin login it printed (empty on a later start) and its data dir."""
+
+    url: str
+    username: str
+    password: str
+    data_dir: Path
+    process: subprocess.Popen[str]
+    output: Path
+
+
+def _environment(data_dir: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in PROFILE_VARIABLES}
+    env.update(OPENGURU_DATA_DIR=str(data_dir), DJANGO_SETTINGS_MODULE="backend.config.settings.base")
+    return env
+
+
+def launch(data_dir: Path, *, timeout: float = 180) -> Product:
+    """Start the launcher on a free port and wait for its banner (it prints "Stop:" when everything runs)."""
+    port = free_port()
+    output = data_dir.parent / f"launcher-{port}.out"
+    with output.open("w") as sink:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "backend.launcher", "--port", str(port)],
+            cwd=REPO, env=_environment(data_dir), stdout=sink, stderr=subprocess.STDOUT, text=True,
+        )
+    deadline = time.monotonic() + timeout
+    while "Stop:" not in (text := output.read_text()):
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            raise AssertionError(f"launcher did not come up (exit {process.poll()}):\n{text}")
+        time.sleep(0.1)
+    creds = dict(re.findall(r"(username|password): (\S+)", text))
+    return Product(f"http://localhost:{port}", creds.get("username", ""), creds.get("password", ""),
+                   data_dir, process, output)
+
+
+def stop(product: Product, *, timeout: float = 60) -> int:
+    """Ctrl-C: SIGINT the launcher and wait for it to stop everything it started."""
+    if product.process.poll() is None:
+        product.process.send_signal(signal.SIGINT)
+    return product.process.wait(timeout=timeout)
+
+
+def eventually(check: Callable[[], bool], what: str, timeout: float = 60) -> None:
+    """Poll an observable condition until it holds."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.25)
+
+
+def manage(product: Product, *args: str) -> str:
+    """`./openguru manage …` as a user runs it beside `start`: through the sidecar named in run.env."""
+    env = _environment(product.data_dir)
+    env.update(line.split("=", 1) for line in (product.data_dir / "run.env").read_text().split())
+    result = subprocess.run([sys.executable, "manage.py", *args], cwd=REPO, env=env,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result.stdout
+
+
+class Browser:
+    """A cookie-keeping HTTP client that submits Django forms and posts JSON with the CSRF token."""
+
+    def __init__(self, base: str) -> None:
+        self.base = base
+        self.cookies = http.cookiejar.CookieJar()
+        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.cookies))
+
+    def get(self, path: str) -> str:
+        with self.opener.open(self.base + path, timeout=30) as response:
+            return str(response.read().decode())
+
+    def submit(self, path: str, fields: dict[str, str]) -> str:
+        token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', self.get(path))
+        assert token, f"no CSRF token on {path}"
+        body = urllib.parse.urlencode({"csrfmiddlewaretoken": token.group(1), **fields}).encode()
+        request = urllib.request.Request(self.base + path, data=body, headers={"Referer": self.base + path})
+        with self.opener.open(request, timeout=60) as response:
+            return str(response.read().decode())
+
+    def post_json(self, path: str, payload: object, *, referer: str) -> tuple[int, bytes]:
+        """POST JSON from the page at `referer` (whose GET set the CSRF cookie); any status is returned."""
+        token = next((c.value for c in self.cookies if c.name == "csrftoken"), "")
+        request = urllib.request.Request(
+            self.base + path, data=json.dumps(payload).encode(), method="POST",
+            headers={"Content-Type": "application/json", "X-CSRFToken": token or "", "Referer": self.base + referer})
+        try:
+            with self.opener.open(request, timeout=120) as response:
+                return int(response.status), response.read()
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.read()
+
+
+def sse_events(body: bytes) -> list[tuple[str, dict[str, Any]]]:
+    """(event, data) pairs of a text/event-stream body."""
+    events = []
+    for block in body.decode().split("\n\n"):
+        fields = dict(line.split(": ", 1) for line in block.split("\n") if ": " in line)
+        if "event" in fields:
+            events.append((fields["event"], json.loads(fields.get("data", "null"))))
+    return events
+
+
+def ask_on_guru_page(product: Product, slug: str, question: str) -> list[tuple[str, dict[str, Any]]]:
+    """Ask as an anonymous visitor of /g/<slug>/ does; the SSE events of the answer."""
+    visitor = Browser(product.url)
+    visitor.get(f"/g/{slug}/")
+    status, body = visitor.post_json(f"/g/{slug}/ask/", {"question": question}, referer=f"/g/{slug}/")
+    assert status == 200, (status, body[:500])
+    return sse_events(body)

@@ -18,5 +18,5 @@ OPENGURU_VECTOR_STORE = {
     # forgets the load state when it restarts); other installs' collections are left alone.
     "LOAD_PREFIX": OPENGURU_COLLECTION_PREFIX,
     # Seconds a call may take before it fails with vector_store_unavailable (loading a collection: >= 120).
-    "TIMEOUT": env_int("MILVUS_TIMEOUT", 10),
+    "TIMEOUT": str(env_int("MILVUS_TIMEOUT", 10)),  # a string like the other values: one dict type
 }

@@ -23,24 +23,61 @@ logger = logging.getLogger("openguru.launcher")
 REPO = Path(__file__).resolve().parents[1]
 
 
+# A crashed worker (or web server) is restarted after 1, 2, 4 … s, at most a minute apart; the delay
+# starts again from 1 s once the process has stayed up for a minute.
+RESTART_FIRST_DELAY_S = 1.0
+RESTART_MAX_DELAY_S = 60.0
+STABLE_AFTER_S = 60.0
+
+
+@dataclass
+class Backoff:
+    """Exponential, capped restart delays; reset when the process ran long enough to count as healthy."""
+
+    first: float = RESTART_FIRST_DELAY_S
+    cap: float = RESTART_MAX_DELAY_S
+    stable_after: float = STABLE_AFTER_S
+    failures: int = 0
+
+    def next_delay(self, ran_for: float) -> float:
+        if ran_for >= self.stable_after:
+            self.failures = 0
+        self.failures += 1
+        return min(self.cap, self.first * 2 ** (self.failures - 1))
+
+
+@dataclass
+class Child:
+    """A supervised process and how to start it again."""
+
+    name: str
+    cmd: list[str]
+    env: dict[str, str]
+    log_path: Path
+    proc: subprocess.Popen[bytes]
+    started_at: float
+    backoff: Backoff = field(default_factory=Backoff)
+    restart_at: float | None = None
+
+
 @dataclass
 class Running:
     """Everything the launcher started, stopped in reverse order."""
 
     sidecar: Sidecar | None = None
-    processes: list[tuple[str, subprocess.Popen[bytes]]] = field(default_factory=list)
+    processes: list[Child] = field(default_factory=list)
 
     def stop(self) -> None:
-        for name, proc in reversed(self.processes):
-            if proc.poll() is None:
-                logger.info("stopping %s", name)
-                proc.send_signal(signal.SIGTERM)
-        for _, proc in reversed(self.processes):
+        for child in reversed(self.processes):
+            if child.proc.poll() is None:
+                logger.info("stopping %s", child.name)
+                child.proc.send_signal(signal.SIGTERM)
+        for child in reversed(self.processes):
             try:
-                proc.wait(timeout=15)
+                child.proc.wait(timeout=15)
             except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+                child.proc.kill()
+                child.proc.wait()
         if self.sidecar is not None:
             self.sidecar.stop()
 
@@ -64,10 +101,29 @@ def _manage(env: dict[str, str], *args: str, capture: bool = False) -> str:
     return result.stdout or ""
 
 
+def _popen(cmd: list[str], env: dict[str, str], log_path: Path) -> subprocess.Popen[bytes]:
+    with log_path.open("ab") as log:  # the child keeps its own copy of the descriptor
+        return subprocess.Popen(cmd, env=env, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
+
+
 def _spawn(running: Running, name: str, cmd: list[str], env: dict[str, str], log_dir: Path) -> None:
-    log = open(log_dir / f"{name}.log", "ab")  # noqa: SIM115  (handed to the child, closed at exit)
-    proc = subprocess.Popen(cmd, env=env, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
-    running.processes.append((name, proc))
+    log_path = log_dir / f"{name}.log"
+    proc = _popen(cmd, env, log_path)
+    running.processes.append(Child(name, cmd, env, log_path, proc, time.monotonic()))
+    logger.info("started %s (pid %s)", name, proc.pid)
+
+
+def _tend(child: Child, now: float) -> None:
+    """Schedule a restart for a child that exited, and restart it when its delay has passed."""
+    if child.restart_at is None and child.proc.poll() is not None:
+        delay = child.backoff.next_delay(now - child.started_at)
+        child.restart_at = now + delay
+        logger.error("%s exited with status %s; restarting it in %.0f s (see %s)",
+                     child.name, child.proc.returncode, delay, child.log_path)
+    elif child.restart_at is not None and now >= child.restart_at:
+        child.proc = _popen(child.cmd, child.env, child.log_path)
+        child.started_at, child.restart_at = now, None
+        logger.info("restarted %s (pid %s)", child.name, child.proc.pid)
 
 
 def _start_services(args: argparse.Namespace, env: dict[str, str], running: Running) -> str:
@@ -81,14 +137,14 @@ def _start_services(args: argparse.Namespace, env: dict[str, str], running: Runn
     (data_dir / "run.env").write_text(f"MILVUS_URI={running.sidecar.url}\n")
     _manage(env, "check", "--deploy", "--tag", "vectors", "--fail-level", "ERROR", capture=True)
     celery = [sys.executable, "-m", "celery", "-A", "backend.config.celery_app", "worker", "--beat",
-              "--loglevel", "INFO", "--concurrency", str(args.concurrency),
+              "--loglevel", "INFO", "--concurrency", str(args.concurrency), "--without-mingle", "--without-gossip",
               "--schedule", str(data_dir / "celerybeat-schedule")]
     _spawn(running, "worker", celery, env, log_dir)
     web = [sys.executable, "-m", "uvicorn", "backend.config.asgi:application",
-           "--host", args.host, "--port", str(args.port)]
+           "--host", args.host, "--port", str(args.port), "--no-proxy-headers"]  # see backend/config/asgi.py
     _spawn(running, "web", web, env, log_dir)
     wait_for_port(LOOPBACK if args.host in ("0.0.0.0", "::") else args.host, args.port,
-                  timeout=60, proc=running.processes[-1][1], log_path=log_dir / "web.log")
+                  timeout=60, proc=running.processes[-1].proc, log_path=log_dir / "web.log")
     return admin_text
 
 
@@ -109,10 +165,9 @@ def _supervise(running: Running) -> int:
     signal.signal(signal.SIGINT, _request_stop)
     signal.signal(signal.SIGTERM, _request_stop)
     while not stop["requested"]:
-        for name, proc in running.processes:
-            if proc.poll() is not None:
-                logger.error("%s exited with status %s; stopping everything (see its log)", name, proc.returncode)
-                return 1
+        # Web and worker come back after a crash; without Milvus neither can work, so that stops all.
+        for child in running.processes:
+            _tend(child, time.monotonic())
         if running.sidecar is not None and running.sidecar.process.poll() is not None:
             logger.error("the Milvus Lite sidecar exited; stopping everything")
             return 1

@@ -131,14 +131,17 @@ def start_milvus_lite(
     return _launch(spec, ready=lambda sidecar: _wait_for_milvus_lite(sidecar, startup_timeout, log_start))
 
 
-def start_redis(*, work_dir: Path, port: int | None = None, startup_timeout: float = 10.0) -> Sidecar:
-    """Run a foreground, non-persistent `redis-server` on 127.0.0.1."""
+def start_redis(
+    *, work_dir: Path, port: int | None = None, startup_timeout: float = 10.0, persistent: bool = False
+) -> Sidecar:
+    """Run a foreground `redis-server` on 127.0.0.1; `persistent` keeps an append-only file in work_dir
+    (as docker-compose does), so a restart on the same work_dir finds its data again."""
     binary = _require_binary("redis-server", hint="apt-get install redis-server")
     port = _pick_port(port)
     work_dir.mkdir(parents=True, exist_ok=True)
     argv = [
         binary, "--port", str(port), "--bind", LOOPBACK, "--daemonize", "no",
-        "--save", "", "--appendonly", "no", "--dir", str(work_dir),
+        "--save", "", "--appendonly", "yes" if persistent else "no", "--dir", str(work_dir),
     ]  # fmt: skip
     url = f"redis://{LOOPBACK}:{port}/0"
     spec = _LaunchSpec(name="redis", argv=argv, url=url, log_path=work_dir / "redis.log")

@@ -16,7 +16,9 @@ from backend.gurus.models import CollectionStatus, VectorCollection
 from backend.pipeline.chunking import ChunkingConfig, default_chunking
 from backend.pipeline.errors import PermanentServiceError, TransientServiceError
 from backend.pipeline.types import SourceKind
+from backend.sources.limits import source_budget
 from backend.sources.models import DataSource, SourceStatus
+from backend.sources.recovery import drop_abandoned_generations
 from backend.sources.writer import ChunkWriter
 
 logger = logging.getLogger(__name__)
@@ -92,7 +94,7 @@ def _collection(guru_id: int) -> str:
 def _writer(source: DataSource, collection: str, generation: int) -> ChunkWriter:
     return ChunkWriter(store=registry.vector_store(), embedder=registry.embedder(), collection=collection,
                        source_id=source.pk, generation=generation, kind=SourceKind(source.kind),
-                       config=chunking_config())
+                       config=chunking_config(), budget=source_budget(source))
 
 
 def source_index(*, source_id: int, run: int) -> None:
@@ -117,6 +119,10 @@ def source_index(*, source_id: int, run: int) -> None:
             from backend.sources.loaders import load_and_write
 
             generation = run
+            # Chunks of runs that died or were superseded (and of an earlier attempt of this one)
+            # never answered; this run holds the source's lock, so none of them is being written.
+            drop_abandoned_generations(source_id=source_id, collection=collection,
+                                       indexed=source.indexed_generation, upto=run)
             result = load_and_write(source, _writer(source, collection, generation), progress)
     except PermanentServiceError as exc:
         DataSource.objects.filter(pk=source_id, generation=run).update(
@@ -139,3 +145,5 @@ def source_index(*, source_id: int, run: int) -> None:
     # leaves everything to the newer run, so the live generation is never deleted under a reader.
     if published and generation != INCREMENTAL_GENERATION:
         registry.vector_store().delete_where(collection, source_id=source_id, generation_lt=generation)
+    elif not published and generation != INCREMENTAL_GENERATION:
+        registry.vector_store().delete_where(collection, source_id=source_id, generation=generation)

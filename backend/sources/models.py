@@ -54,6 +54,12 @@ class DataSource(TimeStampedModel):
     last_indexed_at = models.DateTimeField(null=True, blank=True)
     # When the current run was claimed; with progress_done/total it gives the dashboard's ETA.
     indexing_started_at = models.DateTimeField(null=True, blank=True)
+    # Proof of life of the current run: set when it is queued, then every few seconds while it runs.
+    # A PENDING/PROCESSING source whose stamp is old has no live task, and recovery re-queues it.
+    heartbeat_at = models.DateTimeField(null=True, blank=True, editable=False)
+    recoveries = models.PositiveSmallIntegerField(
+        default=0, editable=False, help_text="Times recovery re-queued the current run after its task died."
+    )
     reindex_count = models.PositiveIntegerField(default=0)
 
     class Meta:

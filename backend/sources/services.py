@@ -12,6 +12,7 @@ from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 from django.db import IntegrityError, transaction
 from django.db.models import F
+from django.utils import timezone
 
 from backend.adapters import registry
 from backend.core.errors import AppError, Conflict
@@ -98,8 +99,10 @@ def source_create(
 
 def source_schedule_index(*, source: DataSource) -> int:
     """Start a new index run (generation) after commit; an older run still queued becomes a no-op."""
+    # heartbeat_at doubles as "queued at": recovery re-queues a run that never started (lost message).
     DataSource.objects.filter(pk=source.pk).update(
-        generation=F("generation") + 1, status=SourceStatus.PENDING, progress_done=0, progress_total=0
+        generation=F("generation") + 1, status=SourceStatus.PENDING, progress_done=0, progress_total=0,
+        heartbeat_at=timezone.now(), recoveries=0,
     )
     source.refresh_from_db(fields=["generation", "status"])
     from backend.sources.tasks import source_index as source_index_task
@@ -107,6 +110,16 @@ def source_schedule_index(*, source: DataSource) -> int:
     source_id, run = source.pk, source.generation
     transaction.on_commit(lambda: source_index_task.delay(source_id=source_id, run=run))
     return run
+
+
+def source_mark_crashed(*, source_id: int, run: int, exc: BaseException) -> None:
+    """An index run ended in an unexpected error: FAILED with a sentence, details in the worker log."""
+    logger.exception("indexing source %s run %s crashed", source_id, run)
+    DataSource.objects.filter(pk=source_id, generation=run).update(
+        status=SourceStatus.FAILED,
+        error_message=f"Indexing stopped on an unexpected error ({type(exc).__name__}); the previous index "
+                      "keeps answering. Details are in the worker log.",
+    )
 
 
 def source_reindex_guru(*, guru: Guru) -> int:

@@ -4,20 +4,22 @@ from __future__ import annotations
 
 from typing import Any
 
+from celery.signals import worker_ready
 from django.conf import settings
 
 from backend.core.locks import LockNotAcquired, cache_lock, cache_semaphore
 from backend.core.tasks import openguru_task
+from backend.pipeline.errors import TransientServiceError
 
 LOCK_BUSY_COUNTDOWN = 10
-# Longer than the task's hard time limit, so a live run never loses its slot to the TTL.
-INDEX_LOCK_TTL = 35 * 60
 
 
 @openguru_task("sources.index", max_retries=None, retry_backoff_max=600)
 def source_index(self: Any, *, source_id: int, run: int) -> None:
     from backend.sources.indexing import source_index as index
     from backend.sources.models import DataSource
+    from backend.sources.recovery import RUN_LEASE_TTL_S, run_heartbeat, source_lock_name
+    from backend.sources.services import source_mark_crashed
 
     source = DataSource.objects.filter(pk=source_id).values("guru_id", "kind").first()
     if source is None:
@@ -25,15 +27,37 @@ def source_index(self: Any, *, source_id: int, run: int) -> None:
     name = f"ingest:{source['guru_id']}:{source['kind']}"
     try:
         # One run per source at a time (a newer run waits for the older to stop touching its files),
-        # and a bounded number per guru and kind.
+        # and a bounded number per guru and kind. Both are short leases the heartbeat renews, so a
+        # killed worker frees them within RUN_LEASE_TTL_S.
         with (
-            cache_lock(f"source:{source_id}", ttl=INDEX_LOCK_TTL),
-            cache_semaphore(name, slots=settings.OPENGURU_INGEST_CONCURRENCY, ttl=INDEX_LOCK_TTL),
+            cache_lock(source_lock_name(source_id), ttl=RUN_LEASE_TTL_S) as own,
+            cache_semaphore(name, slots=settings.OPENGURU_INGEST_CONCURRENCY, ttl=RUN_LEASE_TTL_S) as slot,
+            run_heartbeat(source_id, run, (own, slot)),
         ):
             index(source_id=source_id, run=run)
     except LockNotAcquired as exc:
         # The guru already indexes as many sources of this kind as allowed: wait, never drop.
         raise self.retry(exc=exc, countdown=LOCK_BUSY_COUNTDOWN) from exc
+    except TransientServiceError:
+        raise  # retried with backoff by the task decorator
+    except Exception as exc:
+        # A bug or a time limit: say so on the source instead of leaving it PROCESSING, then let
+        # Celery log the traceback.
+        source_mark_crashed(source_id=source_id, run=run, exc=exc)
+        raise
+
+
+@openguru_task("sources.recover_stalled")
+def sources_recover_stalled(self: Any, *, at_start: bool = False) -> int:
+    from backend.sources.recovery import source_recover_stalled
+
+    return source_recover_stalled(at_start=at_start)
+
+
+@worker_ready.connect
+def _recover_on_worker_start(sender: Any = None, **kwargs: Any) -> None:
+    """Sources left PENDING/PROCESSING by the previous worker are re-queued when a worker starts."""
+    sources_recover_stalled.delay(at_start=True)
 
 
 @openguru_task("sources.cleanup")

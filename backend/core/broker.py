@@ -250,3 +250,8 @@ class Transport(filesystem.Transport):
 
     Channel = Channel
     driver_name = "openguru-fs"
+
+    @property
+    def default_connection_params(self) -> dict[str, object]:
+        # Folders, not a host: without this kombu warns "No hostname was supplied" on every connection.
+        return {}

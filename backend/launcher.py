@@ -8,6 +8,7 @@ only the sidecar ever opens the Milvus Lite data dir.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import signal
@@ -78,6 +79,7 @@ class Running:
             except subprocess.TimeoutExpired:
                 child.proc.kill()
                 child.proc.wait()
+            _end_group(child.proc)
         if self.sidecar is not None:
             self.sidecar.stop()
 
@@ -102,8 +104,17 @@ def _manage(env: dict[str, str], *args: str, capture: bool = False) -> str:
 
 
 def _popen(cmd: list[str], env: dict[str, str], log_path: Path) -> subprocess.Popen[bytes]:
+    # Each child leads its own process group, so what it forked (Celery's pool and embedded beat) can be
+    # ended with it: a SIGKILLed worker otherwise leaves a second beat and pool processes behind.
     with log_path.open("ab") as log:  # the child keeps its own copy of the descriptor
-        return subprocess.Popen(cmd, env=env, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
+        return subprocess.Popen(cmd, env=env, cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+
+
+def _end_group(proc: subprocess.Popen[bytes]) -> None:
+    """SIGKILL whatever is left of an exited child's process group (its leader's pid is the group id)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
 
 
 def _spawn(running: Running, name: str, cmd: list[str], env: dict[str, str], log_dir: Path) -> None:
@@ -116,6 +127,7 @@ def _spawn(running: Running, name: str, cmd: list[str], env: dict[str, str], log
 def _tend(child: Child, now: float) -> None:
     """Schedule a restart for a child that exited, and restart it when its delay has passed."""
     if child.restart_at is None and child.proc.poll() is not None:
+        _end_group(child.proc)
         delay = child.backoff.next_delay(now - child.started_at)
         child.restart_at = now + delay
         logger.error("%s exited with status %s; restarting it in %.0f s (see %s)",
@@ -162,8 +174,9 @@ def _supervise(running: Running) -> int:
     def _request_stop(signum: int, frame: object) -> None:
         stop["requested"] = True
 
-    signal.signal(signal.SIGINT, _request_stop)
-    signal.signal(signal.SIGTERM, _request_stop)
+    # Children have sessions of their own, so a closed terminal (SIGHUP) reaches only us: stop them too.
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, _request_stop)
     while not stop["requested"]:
         # Web and worker come back after a crash; without Milvus neither can work, so that stops all.
         for child in running.processes:

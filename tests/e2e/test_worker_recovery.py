@@ -210,3 +210,23 @@ def _start_sidecar_only(product: Product) -> Sidecar:
     sidecar = start_milvus_lite(data_dir=product.data_dir / "milvus.db", log_dir=product.data_dir / "logs")
     (product.data_dir / "run.env").write_text(f"MILVUS_URI={sidecar.url}\n")
     return sidecar
+
+
+def test_a_worker_killed_alone_takes_its_pool_and_beat_with_it(product: Product) -> None:
+    # The OOM killer may pick the worker's main process only: its pool and embedded beat must not outlive it
+    # (a second beat would schedule everything twice, an orphaned pool keeps its messages claimed).
+    first_pid = _worker_pid(product)
+    assert first_pid is not None
+    eventually(lambda: len(_descendants(first_pid)) >= 3, "the worker's pool and beat", 60)
+    forked = _descendants(first_pid)[1:]
+    os.kill(first_pid, signal.SIGKILL)
+    eventually(lambda: _worker_pid(product) not in (None, first_pid), "the launcher restarting the worker", 30)
+    eventually(lambda: not [pid for pid in forked if _alive(pid)], "the old pool and beat gone", 30)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -10,6 +11,8 @@ from django.db import DatabaseError, connection
 from backend.adapters import registry
 from backend.core.models import Settings
 from backend.pipeline.errors import ServiceError
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -31,7 +34,7 @@ def health_check() -> Health:
             cursor.execute("SELECT 1")
         database = "ok"
     except DatabaseError as exc:
-        database = f"error: {exc}"
+        database = unreachable("database", exc)
     return Health(database=database, vector_store=_vector_store_health())
 
 
@@ -40,12 +43,18 @@ def _vector_store_health() -> str:
     try:
         unloaded = registry.vector_store().unloaded_collections(prefix=settings.OPENGURU_COLLECTION_PREFIX)
     except ServiceError as exc:
-        return f"error: {exc}"
+        return unreachable("vector store", exc)
     if unloaded:
         # A count, not names: this answers anonymous probes, and a private guru's slug is not public.
         return (f"error: {len(unloaded)} collection(s) not loaded; searches load them, "
                 "`manage.py collections` names them")
     return "ok"
+
+
+def unreachable(what: str, exc: Exception) -> str:
+    """A short status for anonymous probes; the exception (hosts, paths, users) goes to the log only."""
+    logger.warning("health: the %s is unreachable: %s", what, exc)
+    return f"error: unreachable ({type(exc).__name__}; details in the log)"
 
 
 def settings_get() -> Settings:

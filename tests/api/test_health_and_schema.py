@@ -39,6 +39,23 @@ def test_broker_check_reports_an_unreachable_broker_quickly(settings: Any) -> No
         app.conf.broker_url = original
 
 
+def test_health_tells_anonymous_probes_what_is_down_but_not_where(
+    client: Client, settings: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    from backend.config.celery_app import app
+
+    settings.OPENGURU_VECTOR_STORE = {"BACKEND": "milvus", "URI": "http://127.0.0.1:1", "TOKEN": "", "TIMEOUT": "1"}
+    original = app.conf.broker_url
+    app.conf.broker_url = "redis://:s3cret@127.0.0.1:1/0"
+    try:
+        body = client.get("/api/v1/health/").json()
+    finally:
+        app.conf.broker_url = original
+    assert body["vector_store"].startswith("error: unreachable") and body["broker"].startswith("error: unreachable")
+    assert "127.0.0.1" not in str(body) and "s3cret" not in str(body)
+    assert "127.0.0.1" in caplog.text  # the operator still finds the cause in the log
+
+
 def _schema(client: Client) -> dict[str, Any]:
     response = client.get("/api/schema/?format=json")
     assert response.status_code == 200

@@ -10,13 +10,13 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from backend.api.schema import errors
-from backend.core.selectors import health_check
+from backend.core.selectors import health_check, unreachable
 
 BROKER_TIMEOUT = 2  # seconds; kombu documents an int
 
 
 def broker_status() -> str:
-    """"ok" when the Celery broker accepts a connection within a couple of seconds, else the error."""
+    """"ok" when the Celery broker accepts a connection within a couple of seconds, else a short error."""
     from backend.config.celery_app import app as celery_app
 
     try:
@@ -27,7 +27,7 @@ def broker_status() -> str:
                 # kombu documents the intervals as float seconds; celery-types' stubs wrongly declare int.
                 interval_step=0.2, interval_max=0.5)  # type: ignore[arg-type]
     except (KombuError, OSError) as exc:
-        return f"error: {exc}"
+        return unreachable("broker", exc)
     return "ok"
 
 
@@ -39,9 +39,9 @@ class HealthApi(APIView):
 
     class OutputSerializer(serializers.Serializer):
         status = serializers.ChoiceField(choices=["ok", "degraded"])
-        database = serializers.CharField(help_text='"ok" or the error.')
-        vector_store = serializers.CharField(help_text='"ok" or the error.')
-        broker = serializers.CharField(help_text='"ok" or the error.')
+        database = serializers.CharField(help_text='"ok" or a short error (the cause is logged).')
+        vector_store = serializers.CharField(help_text='"ok" or a short error (the cause is logged).')
+        broker = serializers.CharField(help_text='"ok" or a short error (the cause is logged).')
 
         class Meta:
             ref_name = "Health"

@@ -1,15 +1,31 @@
-"""A full restart of `./openguru start` with an indexed guru: the first new question is answered."""
+"""A full restart of `./openguru start` with an indexed guru, and a crash of its web process mid-answer."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
+from collections.abc import Callable
 from pathlib import Path
 
+import httpx
 import pytest
 
+from backend.adapters.llm.fake import ScriptedReply
+from tests.fakes.openai_server import FAKE_CHAT_MODEL, FAKE_OPENAI_KEY, OpenAIFakeServer
 from tests.fakes.pdfs import write_pdf
-from tests.support.product import Browser, Product, ask_on_guru_page, eventually, launch, manage, stop
+from tests.integration.answering.answer_support import grades
+from tests.support.product import (
+    Browser,
+    Product,
+    ask_on_guru_page,
+    child_pid,
+    eventually,
+    launch,
+    manage,
+    stop,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -59,3 +75,56 @@ def test_a_restarted_product_answers_the_first_new_question(tmp_path: Path) -> N
         assert "CELERY_BROKER_URL" in answer
     finally:
         assert stop(again) == 0
+
+
+def _stream_until_broken(product: Product, question: str, on_delta: Callable[[int], None]) -> list[str]:
+    """Ask on the guru page and read the SSE stream until it ends or breaks; the event names seen."""
+    seen: list[str] = []
+    with httpx.Client(base_url=product.url, timeout=60) as client:
+        client.get(f"/g/{SLUG}/")
+        headers = {"X-CSRFToken": client.cookies["csrftoken"], "Referer": f"{product.url}/g/{SLUG}/"}
+        try:
+            with client.stream("POST", f"/g/{SLUG}/ask/", json={"question": question}, headers=headers) as response:
+                for line in response.iter_lines():
+                    if line.startswith("event: "):
+                        seen.append(line.removeprefix("event: "))
+                        if seen[-1] == "delta":
+                            on_delta(seen.count("delta"))
+        except httpx.TransportError:
+            seen.append("broken")
+    return seen
+
+
+def test_a_web_process_killed_mid_answer_breaks_that_stream_and_the_next_question_works(
+    tmp_path: Path, openai_server: OpenAIFakeServer
+) -> None:
+    pdf = write_pdf(tmp_path / "manual.pdf", [["The visibility timeout redelivers unacknowledged tasks."]])
+    env = {"OPENAI_API_KEY": FAKE_OPENAI_KEY, "OPENAI_BASE_URL": openai_server.api_base,
+           "OPENGURU_CHAT_MODEL": FAKE_CHAT_MODEL}
+    product = launch(tmp_path / "data", env=env)
+    try:
+        _create_indexed_guru(product, pdf)
+        slow = ScriptedReply(text=" ".join(f"word{i}" for i in range(200)), chunks=200, chunk_delay=0.05)
+        openai_server.script.push(grades(0.9), slow)
+        web = child_pid(product, b"uvicorn")
+        assert web is not None
+
+        def crash(deltas: int) -> None:
+            if deltas == 5:
+                os.kill(web, signal.SIGKILL)  # a crash of the web process in the middle of an answer
+
+        seen = _stream_until_broken(product, "What does the visibility timeout do?", crash)
+        assert "done" not in seen and (seen[-1] == "broken" or "error" in seen), seen[-5:]
+        eventually(lambda: child_pid(product, b"uvicorn") not in (None, web), "the launcher restarting web")
+        eventually(lambda: _serves(product), "the restarted web server")
+        openai_server.script.push(grades(0.9), ScriptedReply(text="It redelivers them [1]."))
+        assert _answer_text(ask_on_guru_page(product, SLUG, "What is redelivered?")) == "It redelivers them [1]."
+    finally:
+        assert stop(product) == 0
+
+
+def _serves(product: Product) -> bool:
+    try:
+        return httpx.get(f"{product.url}/api/v1/health/", timeout=5).status_code in (200, 503)
+    except httpx.TransportError:
+        return False

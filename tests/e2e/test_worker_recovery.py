@@ -19,7 +19,7 @@ from pymilvus import MilvusClient
 
 from backend.core.sidecars import Sidecar, start_milvus_lite
 from tests.fakes.pdfs import write_pdf
-from tests.support.product import Product, eventually, launch, manage, stop
+from tests.support.product import Product, child_pid, eventually, launch, manage, stop
 
 pytestmark = pytest.mark.slow
 
@@ -79,13 +79,7 @@ def _is_indexed(product: Product, source_id: int) -> bool:
 
 def _worker_pid(product: Product) -> int | None:
     """The launcher's direct child running the Celery worker, if one is running."""
-    for pid in _descendants(product.process.pid)[1:]:
-        with contextlib.suppress(OSError):
-            stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-            if int(stat[1]) == product.process.pid and b"worker" in cmdline and stat[0] != "Z":
-                return pid
-    return None
+    return child_pid(product, b"worker")
 
 
 def _descendants(pid: int) -> list[int]:

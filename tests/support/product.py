@@ -13,7 +13,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,14 +43,17 @@ def _environment(data_dir: Path) -> dict[str, str]:
     return env
 
 
-def launch(data_dir: Path, *, timeout: float = 180) -> Product:
-    """Start the launcher on a free port and wait for its banner (it prints "Stop:" when everything runs)."""
+def launch(data_dir: Path, *, timeout: float = 180, env: Mapping[str, str] | None = None) -> Product:
+    """Start the launcher on a free port and wait for its banner (it prints "Stop:" when everything runs).
+
+    `env` adds variables, e.g. an LLM provider pointed at a fake server.
+    """
     port = free_port()
     output = data_dir.parent / f"launcher-{port}.out"
     with output.open("w") as sink:
         process = subprocess.Popen(
             [sys.executable, "-m", "backend.launcher", "--port", str(port)],
-            cwd=REPO, env=_environment(data_dir), stdout=sink, stderr=subprocess.STDOUT, text=True,
+            cwd=REPO, env={**_environment(data_dir), **(env or {})}, stdout=sink, stderr=subprocess.STDOUT, text=True,
         )
     deadline = time.monotonic() + timeout
     while "Stop:" not in (text := output.read_text()):
@@ -68,6 +71,19 @@ def stop(product: Product, *, timeout: float = 60) -> int:
     if product.process.poll() is None:
         product.process.send_signal(signal.SIGINT)
     return product.process.wait(timeout=timeout)
+
+
+def child_pid(product: Product, marker: bytes) -> int | None:
+    """The pid of the launcher's live direct child whose command line holds `marker` (b"worker", b"uvicorn")."""
+    for stat_path in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            stat = stat_path.read_text().rsplit(")", 1)[1].split()
+            cmdline = (stat_path.parent / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if int(stat[1]) == product.process.pid and marker in cmdline and stat[0] != "Z":
+            return int(stat_path.parent.name)
+    return None
 
 
 def eventually(check: Callable[[], bool], what: str, timeout: float = 60) -> None:

@@ -19,3 +19,10 @@ def questions_embed(self: Any, *, question_ids: list[int]) -> int:
     from backend.answering.vectors import questions_embed as embed
 
     return embed(question_ids=question_ids)
+
+
+@openguru_task("answering.fail_abandoned")
+def questions_fail_abandoned(self: Any) -> int:
+    from backend.answering.recovery import questions_fail_abandoned as fail
+
+    return fail()

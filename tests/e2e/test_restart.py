@@ -6,6 +6,7 @@ import json
 import os
 import re
 import signal
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
@@ -115,6 +116,16 @@ def test_a_web_process_killed_mid_answer_breaks_that_stream_and_the_next_questio
 
         seen = _stream_until_broken(product, "What does the visibility timeout do?", crash)
         assert "done" not in seen and (seen[-1] == "broken" or "error" in seen), seen[-5:]
+        with sqlite3.connect(product.data_dir / "openguru.sqlite3", timeout=30) as db:
+            state, content = db.execute("SELECT state, content FROM answering_question ORDER BY id DESC").fetchone()
+        assert (state, content) == ("PENDING", "")  # never COMPLETE, so never served from the cache
+        # The beat sweep marks it interrupted once it is older than any answer can be (here: at once).
+        sweep = ("from datetime import timedelta as t; "
+                 "from backend.answering.recovery import questions_fail_abandoned as f")
+        assert manage(product, "shell", "-c", f"{sweep}; print(f(older_than=t(0)))").strip().endswith("1")
+        with sqlite3.connect(product.data_dir / "openguru.sqlite3", timeout=30) as db:
+            row = db.execute("SELECT state, error_code FROM answering_question ORDER BY id DESC").fetchone()
+        assert tuple(row) == ("FAILED", "interrupted")
         eventually(lambda: child_pid(product, b"uvicorn") not in (None, web), "the launcher restarting web")
         eventually(lambda: _serves(product), "the restarted web server")
         openai_server.script.push(grades(0.9), ScriptedReply(text="It redelivers them [1]."))

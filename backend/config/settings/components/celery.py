@@ -50,4 +50,6 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     "sources-check-for-due": {"task": "sources.check_for_due", "schedule": 15 * 60.0},
     # Re-queue runs whose task died (worker killed, message lost): nothing waits forever.
     "sources-recover-stalled": {"task": "sources.recover_stalled", "schedule": 60.0},
+    # Answers cut off by a dead web process are marked FAILED ("interrupted") instead of pending forever.
+    "answering-fail-abandoned": {"task": "answering.fail_abandoned", "schedule": 5 * 60.0},
 }

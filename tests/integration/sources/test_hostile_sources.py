@@ -16,24 +16,16 @@ from backend.adapters import registry
 from backend.adapters.vector_store.milvus import MilvusVectorStore
 from backend.adapters.youtube.transcripts import NO_CAPTIONS, YouTubeTranscriptFetcher
 from backend.gurus.models import Guru
-from backend.sources.models import DataSource, SourceKind, SourceStatus
-from backend.sources.services import source_create
+from backend.sources.models import SourceKind, SourceStatus
 from tests.fakes import pdfs
 from tests.fakes.site_server import SiteFake
 from tests.fakes.youtube_server import YouTubeFake
+from tests.integration.sources.source_support import index_source
 from tests.support.gitrepo import commit_all, git, init_repo
 
 pytestmark = [pytest.mark.django_db, pytest.mark.production_profile]
 
 PAGES: list[pdfs.Page] = [[f"Line {i}: workers acknowledge messages after the task." for i in range(30)]]
-
-
-def _index(capture: DjangoCaptureOnCommitCallbacks, guru: Guru, kind: str, url: str = "",
-           upload: SimpleUploadedFile | None = None, **options: object) -> DataSource:
-    with capture(execute=True):
-        source = source_create(guru=guru, kind=kind, url=url, upload=upload, options=options)
-    source.refresh_from_db()
-    return source
 
 
 @pytest.mark.parametrize(
@@ -56,7 +48,7 @@ def test_a_malformed_pdf_fails_the_source_with_the_reason(
     write(path)
     upload = SimpleUploadedFile("bad.pdf", path.read_bytes(), content_type="application/pdf")
     started = time.monotonic()
-    source = _index(django_capture_on_commit_callbacks, guru, SourceKind.PDF, upload=upload)
+    source = index_source(django_capture_on_commit_callbacks, guru, SourceKind.PDF, upload=upload)
     assert source.status == SourceStatus.FAILED
     assert source.error_message.startswith('"bad.pdf" ') and message in source.error_message
     assert time.monotonic() - started < 30
@@ -86,7 +78,7 @@ def test_a_page_that_is_not_html_or_too_big_or_redirects_inside_fails_with_the_r
     guru: Guru, site: SiteFake, path: str, message: str,
     django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks,
 ) -> None:
-    source = _index(django_capture_on_commit_callbacks, guru, SourceKind.WEBSITE, f"{site.base_url}{path}")
+    source = index_source(django_capture_on_commit_callbacks, guru, SourceKind.WEBSITE, f"{site.base_url}{path}")
     assert source.status == SourceStatus.FAILED
     assert source.error_message.startswith(message)
 
@@ -94,7 +86,7 @@ def test_a_page_that_is_not_html_or_too_big_or_redirects_inside_fails_with_the_r
 def test_a_redirect_to_another_port_of_an_allowed_address_is_refused(
     guru: Guru, site: SiteFake, django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks,
 ) -> None:
-    source = _index(django_capture_on_commit_callbacks, guru, SourceKind.WEBSITE,
+    source = index_source(django_capture_on_commit_callbacks, guru, SourceKind.WEBSITE,
                     f"{site.base_url}/redirect/internal")
     assert source.status == SourceStatus.FAILED
     assert "OPENGURU_FETCH_ALLOWLIST" in source.error_message
@@ -113,10 +105,10 @@ def test_git_urls_that_are_not_repositories_fail_clearly(
     plain = tmp_path / "just-a-folder"
     plain.mkdir()
     (plain / "notes.md").write_text("Not under version control.\n")
-    folder = _index(django_capture_on_commit_callbacks, guru, SourceKind.GITHUB_REPO, plain.as_uri())
+    folder = index_source(django_capture_on_commit_callbacks, guru, SourceKind.GITHUB_REPO, plain.as_uri())
     assert folder.status == SourceStatus.FAILED
     assert "the repository does not exist or is private" in folder.error_message
-    web_page = _index(django_capture_on_commit_callbacks, guru, SourceKind.GITHUB_REPO,
+    web_page = index_source(django_capture_on_commit_callbacks, guru, SourceKind.GITHUB_REPO,
                       f"{site.base_url}/docs/install")
     assert web_page.status == SourceStatus.FAILED
     assert web_page.error_message == "Only https URLs can be fetched, not http."
@@ -135,7 +127,7 @@ def test_symlinks_never_read_outside_the_clone(
     os.symlink("../../outside/secret.md", repo / "relative.md")
     commit_all(repo, "symlinks")
     assert "leak.md" in git(repo, "ls-files")
-    source = _index(django_capture_on_commit_callbacks, guru, SourceKind.GITHUB_REPO, repo.as_uri())
+    source = index_source(django_capture_on_commit_callbacks, guru, SourceKind.GITHUB_REPO, repo.as_uri())
     assert source.status == SourceStatus.INDEXED
     assert set(source.github_files.values_list("path", flat=True)) == {"README.md"}
     assert source.error_message == "3 file(s) skipped (size, type or filters)."
@@ -149,6 +141,6 @@ def test_a_video_without_captions_fails_saying_so(
 ) -> None:
     monkeypatch.setattr(registry, "transcript_fetcher", lambda: youtube_fetcher)
     youtube_fake.add_video("nnnnnnnnnnn", title="Silent film")
-    source = _index(django_capture_on_commit_callbacks, guru, SourceKind.YOUTUBE, "https://youtu.be/nnnnnnnnnnn")
+    source = index_source(django_capture_on_commit_callbacks, guru, SourceKind.YOUTUBE, "https://youtu.be/nnnnnnnnnnn")
     assert source.status == SourceStatus.FAILED
     assert source.error_message == f"{NO_CAPTIONS} (https://www.youtube.com/watch?v=nnnnnnnnnnn)"

@@ -22,6 +22,7 @@ from backend.sources.services import source_create
 from tests.fakes.pdfs import pdf_bytes, text_bomb_pdf_bytes
 from tests.fakes.site_server import SiteFake
 from tests.fakes.youtube_server import YouTubeFake
+from tests.integration.sources.source_support import index_source
 from tests.support.gitrepo import init_repo
 
 pytestmark = [pytest.mark.django_db, pytest.mark.production_profile]
@@ -54,14 +55,6 @@ class PeakMemory:
         return self.peak - self.start
 
 
-def _index(capture: DjangoCaptureOnCommitCallbacks, guru: Guru, kind: str, url: str = "",
-           upload: SimpleUploadedFile | None = None, **options: object) -> DataSource:
-    with capture(execute=True):
-        source = source_create(guru=guru, kind=kind, url=url, upload=upload, options=options)
-    source.refresh_from_db()
-    return source
-
-
 def _chunks(milvus: MilvusVectorStore, collection: str, source: DataSource) -> int:
     return len(milvus.search_dense(collection, registry.embedder().embed_query("workers"), top_k=1000,
                                    source_ids=[source.pk]))
@@ -77,7 +70,7 @@ def test_a_39_kb_pdf_holding_8_mb_of_text_fails_fast_with_bounded_memory(
     upload = SimpleUploadedFile("bomb.pdf", data, content_type="application/pdf")
     started = time.monotonic()
     with PeakMemory() as memory:
-        source = _index(django_capture_on_commit_callbacks, guru, SourceKind.PDF, upload=upload)
+        source = index_source(django_capture_on_commit_callbacks, guru, SourceKind.PDF, upload=upload)
     elapsed = time.monotonic() - started
     assert source.status == SourceStatus.FAILED, (source.status, f"{elapsed:.1f} s", f"+{memory.grown:.0f} MB")
     assert source.error_message == f"stopped: this PDF holds more than 5,000,000 {CHARS_BOUND}"
@@ -93,7 +86,7 @@ def test_a_pdf_over_the_chunk_bound_fails_naming_it(
     pages = [[f"Line {i} of page {p}: workers acknowledge messages after the task." for i in range(80)]
              for p in range(4)]
     upload = SimpleUploadedFile("long.pdf", pdf_bytes(pages), content_type="application/pdf")
-    source = _index(django_capture_on_commit_callbacks, guru, SourceKind.PDF, upload=upload)
+    source = index_source(django_capture_on_commit_callbacks, guru, SourceKind.PDF, upload=upload)
     assert source.status == SourceStatus.FAILED
     assert source.error_message == "stopped: this PDF makes more than 3 chunks (OPENGURU_SOURCE_MAX_CHUNKS)"
 
@@ -109,10 +102,10 @@ def test_a_web_page_and_a_crawl_over_the_text_bound_fail_naming_it(
     django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks,
 ) -> None:
     settings.OPENGURU_SOURCE_MAX_CHARS = 300
-    page = _index(django_capture_on_commit_callbacks, guru, SourceKind.WEBSITE, f"{site.base_url}/docs/install")
+    page = index_source(django_capture_on_commit_callbacks, guru, SourceKind.WEBSITE, f"{site.base_url}/docs/install")
     assert (page.status, page.error_message) == (SourceStatus.FAILED, f"stopped: this web page holds more than "
                                                                       f"300 {CHARS_BOUND}")
-    crawl = _index(django_capture_on_commit_callbacks, guru, SourceKind.WEBSITE, f"{site.base_url}/docs/",
+    crawl = index_source(django_capture_on_commit_callbacks, guru, SourceKind.WEBSITE, f"{site.base_url}/docs/",
                    mode="crawl")
     assert (crawl.status, crawl.error_message) == (SourceStatus.FAILED, f"stopped: this website holds more than "
                                                                         f"300 {CHARS_BOUND}")
@@ -125,7 +118,7 @@ def test_a_slow_crawl_stops_at_the_time_bound(
     settings.OPENGURU_SOURCE_MAX_SECONDS = 1
     site.page_delay = 0.4  # the crawl finds more than four pages: well past one second in all
     started = time.monotonic()
-    source = _index(django_capture_on_commit_callbacks, guru, SourceKind.WEBSITE, f"{site.base_url}/docs/",
+    source = index_source(django_capture_on_commit_callbacks, guru, SourceKind.WEBSITE, f"{site.base_url}/docs/",
                     mode="crawl")
     assert source.status == SourceStatus.FAILED
     assert source.error_message == "stopped: indexing this website took longer than 1 s (OPENGURU_SOURCE_MAX_SECONDS)"
@@ -139,7 +132,7 @@ def test_a_transcript_over_the_text_bound_fails_naming_it(
     monkeypatch.setattr(registry, "transcript_fetcher", lambda: youtube_fetcher)
     settings.OPENGURU_SOURCE_MAX_CHARS = 1000
     youtube_fake.add_video("dQw4w9WgXcQ", cues=[(float(i), f"Cue {i} about brokers and workers.") for i in range(200)])
-    source = _index(django_capture_on_commit_callbacks, guru, SourceKind.YOUTUBE, "https://youtu.be/dQw4w9WgXcQ")
+    source = index_source(django_capture_on_commit_callbacks, guru, SourceKind.YOUTUBE, "https://youtu.be/dQw4w9WgXcQ")
     assert source.status == SourceStatus.FAILED
     assert source.error_message == f"stopped: this video's transcript holds more than 1,000 {CHARS_BOUND}"
 
@@ -152,14 +145,14 @@ def test_a_repository_over_the_text_or_file_bound_fails_before_reading_a_file(
     files = {f"docs/page{i}.md": f"# Page {i}\n\n" + "Workers acknowledge messages. " * 40 for i in range(30)}
     url = init_repo(tmp_path / "origin", files).as_uri()
     settings.OPENGURU_SOURCE_MAX_CHARS = 10_000
-    big = _index(django_capture_on_commit_callbacks, guru, SourceKind.GITHUB_REPO, url)
+    big = index_source(django_capture_on_commit_callbacks, guru, SourceKind.GITHUB_REPO, url)
     assert (big.status, big.error_message) == (SourceStatus.FAILED, f"stopped: this repository holds more than "
                                                                     f"10,000 {CHARS_BOUND}")
     assert big.progress_done == 0 and not big.github_files.exists()
     settings.OPENGURU_SOURCE_MAX_CHARS = 5_000_000
     settings.OPENGURU_GITHUB_MAX_FILES = 20
     DataSource.objects.all().delete()
-    many = _index(django_capture_on_commit_callbacks, guru, SourceKind.GITHUB_REPO, url)
+    many = index_source(django_capture_on_commit_callbacks, guru, SourceKind.GITHUB_REPO, url)
     assert many.status == SourceStatus.FAILED
     assert many.error_message == ("stopped: this repository has more than 20 files to index "
                                   "(OPENGURU_GITHUB_MAX_FILES); narrow it with include or exclude globs")

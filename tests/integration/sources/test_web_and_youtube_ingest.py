@@ -12,9 +12,9 @@ from backend.adapters.vector_store.milvus import MilvusVectorStore
 from backend.adapters.youtube.transcripts import YouTubeTranscriptFetcher
 from backend.gurus.models import Guru
 from backend.sources.models import DataSource, SourceKind, SourceStatus
-from backend.sources.services import source_create
 from tests.fakes.site_server import SiteFake
 from tests.fakes.youtube_server import YouTubeFake
+from tests.integration.sources.source_support import index_source
 
 pytestmark = [pytest.mark.django_db, pytest.mark.production_profile]
 
@@ -25,13 +25,6 @@ def site(fake_site: SiteFake, settings: SettingsWrapper) -> SiteFake:
     return fake_site
 
 
-def _index(capture: DjangoCaptureOnCommitCallbacks, guru: Guru, kind: str, url: str, **options: object) -> DataSource:
-    with capture(execute=True):
-        source = source_create(guru=guru, kind=kind, url=url, options=options)
-    source.refresh_from_db()
-    return source
-
-
 def _doc_keys(milvus: MilvusVectorStore, collection: str, source: DataSource) -> set[str]:
     hits = milvus.search_dense(collection, registry.embedder().embed_query("docs"), top_k=500,
                                source_ids=[source.pk])
@@ -40,7 +33,7 @@ def _doc_keys(milvus: MilvusVectorStore, collection: str, source: DataSource) ->
 
 def test_a_single_page(guru: Guru, collection: str, site: SiteFake, milvus: MilvusVectorStore,
                        django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks) -> None:
-    source = _index(django_capture_on_commit_callbacks, guru, SourceKind.WEBSITE, f"{site.base_url}/docs/install")
+    source = index_source(django_capture_on_commit_callbacks, guru, SourceKind.WEBSITE, f"{site.base_url}/docs/install")
     assert source.status == SourceStatus.INDEXED and source.title
     assert _doc_keys(milvus, collection, source) == {f"{site.base_url}/docs/install"}
 
@@ -49,7 +42,7 @@ def test_sitemap_respects_robots_and_skips_broken_pages(
     guru: Guru, collection: str, site: SiteFake, milvus: MilvusVectorStore,
     django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks,
 ) -> None:
-    source = _index(django_capture_on_commit_callbacks, guru, SourceKind.WEBSITE,
+    source = index_source(django_capture_on_commit_callbacks, guru, SourceKind.WEBSITE,
                     f"{site.base_url}/sitemap_index.xml", mode="sitemap")
     assert source.status == SourceStatus.INDEXED
     keys = _doc_keys(milvus, collection, source)
@@ -62,7 +55,7 @@ def test_crawl_stays_on_site_and_under_the_start_path(
     guru: Guru, collection: str, site: SiteFake, milvus: MilvusVectorStore,
     django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks,
 ) -> None:
-    source = _index(django_capture_on_commit_callbacks, guru, SourceKind.WEBSITE, f"{site.base_url}/docs/",
+    source = index_source(django_capture_on_commit_callbacks, guru, SourceKind.WEBSITE, f"{site.base_url}/docs/",
                     mode="crawl", depth=2, max_pages=20)
     assert source.status == SourceStatus.INDEXED
     keys = _doc_keys(milvus, collection, source)
@@ -76,7 +69,7 @@ def test_crawl_stays_on_site_and_under_the_start_path(
 def test_internal_addresses_are_refused_without_the_allow_list(
     guru: Guru, fake_site: SiteFake, django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks,
 ) -> None:
-    source = _index(django_capture_on_commit_callbacks, guru, SourceKind.WEBSITE, f"{fake_site.base_url}/docs/")
+    source = index_source(django_capture_on_commit_callbacks, guru, SourceKind.WEBSITE, f"{fake_site.base_url}/docs/")
     assert source.status == SourceStatus.FAILED
     assert "OPENGURU_FETCH_ALLOWLIST" in source.error_message
 
@@ -95,7 +88,7 @@ def test_video_chunks_link_to_their_second(
 ) -> None:
     cues = [(float(i * 5), f"In part {i} we configure brokers, queues and retries for workers.") for i in range(300)]
     youtube.add_video("dQw4w9WgXcQ", title="Celery deep dive", cues=cues)
-    source = _index(django_capture_on_commit_callbacks, guru, SourceKind.YOUTUBE,
+    source = index_source(django_capture_on_commit_callbacks, guru, SourceKind.YOUTUBE,
                     "https://www.youtube.com/watch?v=dQw4w9WgXcQ")
     assert (source.status, source.title) == (SourceStatus.INDEXED, "Celery deep dive")
     hits = milvus.search_dense(collection, registry.embedder().embed_query("brokers"), top_k=50,
@@ -114,7 +107,7 @@ def test_playlist_expands_and_skips_a_video_without_captions(
     youtube.add_video("bbbbbbbbbbb", title="Two", state="no_captions")
     youtube.add_video("ccccccccccc", title="Three", cues=[(0.0, "Workers acknowledge messages late.")])
     youtube.add_playlist("PLtest0123456789", ["aaaaaaaaaaa", "bbbbbbbbbbb", "ccccccccccc"])
-    source = _index(django_capture_on_commit_callbacks, guru, SourceKind.YOUTUBE,
+    source = index_source(django_capture_on_commit_callbacks, guru, SourceKind.YOUTUBE,
                     "https://www.youtube.com/playlist?list=PLtest0123456789")
     assert source.status == SourceStatus.INDEXED
     assert source.progress_total == 3 and "bbbbbbbbbbb" in source.error_message
@@ -134,7 +127,7 @@ def test_a_playlist_over_the_limit_is_cut_there_and_the_source_says_so(
     for video in ("aaaaaaaaaaa", "bbbbbbbbbbb", "ccccccccccc"):
         youtube_fake.add_video(video, title=video, cues=[(0.0, "Brokers hold messages for workers.")])
     youtube_fake.add_playlist("PLtest0123456789", ["aaaaaaaaaaa", "bbbbbbbbbbb", "ccccccccccc"])
-    source = _index(django_capture_on_commit_callbacks, guru, SourceKind.YOUTUBE,
+    source = index_source(django_capture_on_commit_callbacks, guru, SourceKind.YOUTUBE,
                     "https://www.youtube.com/playlist?list=PLtest0123456789")
     assert source.status == SourceStatus.INDEXED and source.progress_total == 2
     assert source.error_message.startswith("Only the first 2 videos of the playlist were taken")
@@ -150,5 +143,5 @@ def test_a_private_video_fails_with_a_clear_message(
     guru: Guru, youtube: YouTubeFake, django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks,
 ) -> None:
     youtube.add_video("ppppppppppp", state="private")
-    source = _index(django_capture_on_commit_callbacks, guru, SourceKind.YOUTUBE, "https://youtu.be/ppppppppppp")
+    source = index_source(django_capture_on_commit_callbacks, guru, SourceKind.YOUTUBE, "https://youtu.be/ppppppppppp")
     assert source.status == SourceStatus.FAILED and "private" in source.error_message.lower()

@@ -38,3 +38,13 @@ def test_nginx_replaces_the_forwarded_for_header_instead_of_appending() -> None:
     conf = (REPO / "nginx" / "nginx.conf").read_text()
     assert re.search(r"proxy_set_header\s+X-Forwarded-For\s+\$remote_addr;", conf)
     assert "proxy_add_x_forwarded_for" not in conf
+
+
+def test_every_manage_command_the_deployment_runs_exists() -> None:
+    from django.core.management import get_commands
+
+    named = {argv[argv.index("manage.py") + 1] for service in _compose()["services"].values()
+             if isinstance(argv := service.get("command"), list) and "manage.py" in argv}
+    docs = "".join((REPO / name).read_text() for name in ("README.md", "ARCHITECTURE.md", ".env.example"))
+    named |= set(re.findall(r"manage(?:\.py)? ([a-z_]+)", docs))
+    assert named and named <= set(get_commands()), sorted(named - set(get_commands()))

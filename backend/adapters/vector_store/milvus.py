@@ -44,7 +44,7 @@ _clients: dict[tuple[str, str], MilvusClient] = {}
 _clients_lock = threading.Lock()
 
 
-def shared_client(uri: str, token: str = "", *, load_prefix: str = "") -> MilvusClient:
+def shared_client(uri: str, token: str = "", *, load_prefix: str = "", timeout: float = CALL_TIMEOUT) -> MilvusClient:
     """One client per (uri, token) per process; its first use loads the released collections.
 
     Milvus Lite lets only one process open a data dir and races when threads open it concurrently,
@@ -57,18 +57,18 @@ def shared_client(uri: str, token: str = "", *, load_prefix: str = "") -> Milvus
         client = _clients.get(key)
         if client is None:
             client = _connect(uri, token)
-            _load_released(client, load_prefix)
+            _load_released(client, load_prefix, timeout)
             _clients[key] = client
         return client
 
 
-def _load_released(client: MilvusClient, prefix: str) -> None:
+def _load_released(client: MilvusClient, prefix: str, timeout: float) -> None:
     """Load this install's released collections; a failure is logged and left to the retry on first read."""
     try:
-        names = [n for n in client.list_collections(timeout=CALL_TIMEOUT) if n.startswith(prefix)]
+        names = [n for n in client.list_collections(timeout=timeout) if n.startswith(prefix)]
         for name in names:
-            if not _is_loaded(client.get_load_state(name, timeout=CALL_TIMEOUT)):
-                client.load_collection(name, timeout=LOAD_TIMEOUT)
+            if not _is_loaded(client.get_load_state(name, timeout=timeout)):
+                client.load_collection(name, timeout=max(timeout, LOAD_TIMEOUT))
                 logger.info("loaded vector collection %s (it was released)", name)
     except VENDOR_ERRORS as exc:
         logger.warning("could not load the vector collections at start: %s", exc)
@@ -149,7 +149,7 @@ class MilvusVectorStore:
 
     @property
     def _client(self) -> MilvusClient:
-        return shared_client(self._uri, self._token, load_prefix=self._load_prefix)
+        return shared_client(self._uri, self._token, load_prefix=self._load_prefix, timeout=self._timeout)
 
     def _call(self, what: str, fn: Any, *args: Any, timeout: float | None = None, **kwargs: Any) -> Any:
         try:

@@ -11,3 +11,8 @@ OPENGURU_RERANKER = {"BACKEND": "local"}
 LOGGING["loggers"]["backend"]["level"] = "WARNING"  # noqa: F405
 # Every test client shares 127.0.0.1 and cache counters outlive tests: tests that check limits set them.
 OPENGURU_WEB_RATE_LIMIT = 0
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
+    # A file, as in the product: the in-memory test database shares one cache between threads, where a
+    # read overlapping a worker thread's write fails that write at once ("table is locked") instead of
+    # waiting on the busy timeout, which made tests with a live worker flaky.
+    DATABASES["default"]["TEST"] = {"NAME": str(DATA_DIR / "test.sqlite3")}  # noqa: F405

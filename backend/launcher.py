@@ -143,6 +143,8 @@ def _start_services(args: argparse.Namespace, env: dict[str, str], running: Runn
     log_dir = data_dir / "logs"
     log_dir.mkdir(parents=True, exist_ok=True)
     _manage(env, "migrate", "--noinput", capture=True)
+    # Collected (and pre-compressed) files let WhiteNoise send gzip/brotli with far-future cache headers.
+    _manage(env, "collectstatic", "--noinput", capture=True)
     admin_text = _manage(env, "ensure_admin", capture=True)
     running.sidecar = start_milvus_lite(data_dir=data_dir / "milvus.db", port=args.milvus_port, log_dir=log_dir)
     env["MILVUS_URI"] = running.sidecar.url

@@ -32,6 +32,7 @@ from backend.answering.selectors import (
     sources_version,
     thresholds_for,
 )
+from backend.core import metrics
 from backend.core.errors import (
     PUBLIC_MESSAGES,
     AppError,
@@ -55,8 +56,10 @@ from backend.pipeline.answer_types import (
 from backend.pipeline.contexts import Context, select_trusted
 from backend.pipeline.errors import ServiceError, VectorStoreError
 from backend.pipeline.llm_types import CancelToken, TextDelta, Usage
+from backend.pipeline.ports import Answerer
 from backend.pipeline.pricing import parse_prices, usage_cost
 from backend.pipeline.sanitize import StreamNeutraliser
+from backend.pipeline.speculation import SpeculativeAnswer, predicted_kept
 from backend.pipeline.understanding import normalise_question, understand_by_rules
 from backend.retrieval.services import retrieve
 
@@ -199,8 +202,7 @@ class AnswerFlow:
         yield self.finish(question, content=cached.content, references=cached.references,
                           trust=cached.trust_score, out_of_context=False)
 
-    def _grade(self, question: Question, contexts: list[Context]) -> list[float]:
-        answerer = registry.answerer(model=chat_model_for(self.request.guru))
+    def _grade(self, answerer: Answerer, question: Question, contexts: list[Context]) -> list[float]:
         inputs = [GradeInput(context_id=i, text=c.text, prior=c.score) for i, c in enumerate(contexts)]
         grades, usage = answerer.grade(question.question, inputs)
         self._record(usage)
@@ -217,35 +219,70 @@ class AnswerFlow:
         self._time("retrieve", start)
         yield events.status("grading")
         start = time.perf_counter()
-        scores = self._grade(question, retrieval.contexts) if retrieval.contexts else []
-        decision = select_trusted(scores, threshold=trust_threshold)
-        self._time("grade", start)
-        if not decision.kept:
-            text = NOT_COVERED.format(guru=guru.name)
-            yield AnswerEvent(EventKind.REFERENCES, {"references": [], "trust_score": 0.0})
-            yield events.delta(text)
-            yield self.finish(question, content=text, references=[], trust=0.0, out_of_context=True)
-            return
-        kept = [retrieval.contexts[i] for i in decision.kept]
-        references = reference_list(kept, retrieval.private_sources)
-        trust = round(decision.trust_score, 4)
-        yield AnswerEvent(EventKind.REFERENCES, {"references": references, "trust_score": trust})
-        yield events.status("generating")
-        text = yield from self._generate(question, understanding, kept)
-        yield self.finish(question, content=text, references=references, trust=trust, out_of_context=False)
+        answerer = registry.answerer(model=chat_model_for(guru))
+        ahead = self._speculate(answerer, question, understanding, retrieval.contexts, trust_threshold)
+        try:
+            scores = self._grade(answerer, question, retrieval.contexts) if retrieval.contexts else []
+            decision = select_trusted(scores, threshold=trust_threshold)
+            self._time("grade", start)
+            if not decision.kept:
+                yield from self._refuse(question, ahead)
+                return
+            kept = [retrieval.contexts[i] for i in decision.kept]
+            references = reference_list(kept, retrieval.private_sources)
+            trust = round(decision.trust_score, 4)
+            yield AnswerEvent(EventKind.REFERENCES, {"references": references, "trust_score": trust})
+            yield events.status("generating")
+            text = yield from self._generate(answerer, self._answer_request(question, understanding, kept),
+                                             self._released(ahead, decision.kept))
+            yield self.finish(question, content=text, references=references, trust=trust, out_of_context=False)
+        finally:
+            if ahead is not None:
+                ahead.cancel()  # a no-op once its stream has ended; stops it on any error or hang-up
 
-    def _generate(self, question: Question, understanding: Understanding,
-                  contexts: list[Context]) -> Generator[AnswerEvent, None, str]:
-        guru, start = self.request.guru, time.perf_counter()
-        parts: list[str] = []
-        request = AnswerRequest(
+    def _refuse(self, question: Question, ahead: SpeculativeAnswer | None) -> Iterator[AnswerEvent]:
+        self._released(ahead, ())  # the trust gate said no: the answer made ahead is never shown
+        text = NOT_COVERED.format(guru=self.request.guru.name)
+        yield AnswerEvent(EventKind.REFERENCES, {"references": [], "trust_score": 0.0})
+        yield events.delta(text)
+        yield self.finish(question, content=text, references=[], trust=0.0, out_of_context=True)
+
+    def _speculate(self, answerer: Answerer, question: Question, understanding: Understanding,
+                   contexts: list[Context], threshold: float) -> SpeculativeAnswer | None:
+        """Start the answer beside the grade, from the contexts the grade is predicted to keep (see speculation)."""
+        if not contexts or not answerer.uses_llm or self.cancel.cancelled:
+            return None  # the offline answerer grades and answers without a model: nothing to overlap
+        kept = predicted_kept([c.score for c in contexts], threshold=threshold)
+        request = self._answer_request(question, understanding, [contexts[i] for i in kept])
+        return SpeculativeAnswer(answerer, request, kept, parent=self.cancel)
+
+    def _released(self, ahead: SpeculativeAnswer | None, kept: tuple[int, ...]) -> SpeculativeAnswer | None:
+        """The answer made ahead if the grade kept exactly its contexts; otherwise it is cancelled."""
+        if ahead is None:
+            return None
+        if ahead.kept == kept:
+            self.timings["speculative_answer"] = 1
+            return ahead
+        ahead.cancel()
+        self.timings["speculation_discarded"] = 1
+        return None
+
+    def _answer_request(self, question: Question, understanding: Understanding,
+                        contexts: list[Context]) -> AnswerRequest:
+        guru = self.request.guru
+        return AnswerRequest(
             question=question.question, guru_name=guru.name, domain=guru.domain_knowledge,
             contexts=tuple(AnswerContext(n, c.title, c.text, c.link) for n, c in enumerate(contexts, start=1)),
             history=history_for(question.binge, turns=settings_get().history_turns) if question.binge else (),
             answer_length=understanding.answer_length, language_hint=guru.language)
+
+    def _generate(self, answerer: Answerer, request: AnswerRequest,
+                  ahead: SpeculativeAnswer | None) -> Generator[AnswerEvent, None, str]:
+        start, parts = time.perf_counter(), []
+        stream = ahead.events() if ahead is not None else answerer.answer(request, cancel=self.cancel)
         # Model output is markdown that API clients, Slack, Discord and widgets render: defused as it streams.
         neutraliser, first = StreamNeutraliser(), True
-        for event in registry.answerer(model=chat_model_for(guru)).answer(request, cancel=self.cancel):
+        for event in stream:
             if isinstance(event, TextDelta):
                 if first:
                     self._time("first_token", self.started)
@@ -273,6 +310,7 @@ class AnswerFlow:
             content=content, references=references, trust_score=trust, out_of_context=out_of_context,
             usage=self.usage, timings=self.timings, latency_ms=self.timings["total_ms"], updated_at=timezone.now(),
             cost_usd=usage_cost(self.usage, parse_prices(settings.OPENGURU_MODEL_PRICES)))
+        metrics.answer_finished(state=AnswerState.COMPLETE, channel=self.request.channel, usage=self.usage)
         if question.binge_id is not None:  # always set by this flow; the column is nullable
             Binge.objects.filter(pk=question.binge_id).update(last_used_at=timezone.now())
         citations_record(question, references)
@@ -353,6 +391,8 @@ def flow_abandon(flow: AnswerFlow, state: AnswerState, code: str, detail: str, *
     if flow.question is None:
         return
     flow.timings["total_ms"] = int((time.perf_counter() - flow.started) * 1000)
-    Question.objects.filter(pk=flow.question.pk, state=AnswerState.PENDING).update(
+    abandoned = Question.objects.filter(pk=flow.question.pk, state=AnswerState.PENDING).update(
         state=state, error_code=code, error_id=error_id, error_detail=detail, content="", trust_score=None,
         usage=flow.usage, timings=flow.timings, latency_ms=flow.timings["total_ms"], updated_at=timezone.now())
+    if abandoned:  # counted once: a question already complete or abandoned is not counted again
+        metrics.answer_finished(state=state, channel=flow.request.channel, usage=flow.usage)

@@ -19,14 +19,26 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import TypeGuard
 
+from asgiref.sync import sync_to_async
+from django.conf import settings
 from django.db import close_old_connections
 
 from backend.answering.events import AnswerEvent, EventKind, error
+from backend.core import metrics
+from backend.core.db import release_connections
 from backend.core.errors import PUBLIC_MESSAGES, InternalError, new_error_id
 from backend.pipeline.llm_types import CancelToken
 
 logger = logging.getLogger(__name__)
 Encoder = Callable[[AnswerEvent], bytes]
+SSE_HEARTBEAT = b": keep-alive\n\n"
+
+
+class _Idle:
+    """No event came for a heartbeat interval."""
+
+
+_IDLE = _Idle()
 
 
 class _Channel:
@@ -77,13 +89,25 @@ class AnswerPump:
         self._thread.start()
 
     def _run(self, produce: Callable[[], Iterator[AnswerEvent]]) -> None:
+        metrics.stream_opened()
+        try:
+            self._pump(produce)
+        finally:
+            metrics.stream_closed()
+
+    def _pump(self, produce: Callable[[], Iterator[AnswerEvent]]) -> None:
         close_old_connections()
         events = produce()
+        streaming = False
         try:
             for event in events:
                 self._channel.put(event)
                 if self.cancel.cancelled:
                     break
+                # A status starts a stage that waits on a service; the first delta, the model's stream.
+                if event.kind is EventKind.STATUS or (event.kind is EventKind.DELTA and not streaming):
+                    streaming = streaming or event.kind is EventKind.DELTA
+                    release_connections()
         except Exception:  # answer_stream turns failures into events; this is a last resort, logged
             error_id = new_error_id()
             logger.exception("answer stream failed (error id %s)", error_id)
@@ -104,6 +128,8 @@ class AnswerPump:
         try:
             while (event := await self._channel.get()) is not None and _silent(event, encode):
                 continue
+            # The view's queries are done; its request thread must not keep a connection for the stream.
+            await sync_to_async(release_connections)()
             return event
         except BaseException:
             self.cancel.cancel()
@@ -113,12 +139,15 @@ class AnswerPump:
         """`first()` for sync views (the API), which run in a thread of their own."""
         while (event := self._channel.get_sync()) is not None and _silent(event, encode):
             continue
+        release_connections()
         return event
 
-    async def body(self, first: AnswerEvent | None, encode: Encoder = lambda e: e.sse().encode()
-                   ) -> AsyncIterator[bytes]:
+    async def body(self, first: AnswerEvent | None, encode: Encoder = lambda e: e.sse().encode(), *,
+                   heartbeat: bytes | None = SSE_HEARTBEAT) -> AsyncIterator[bytes]:
         """`first`, then every later event, encoded (SSE framing by default; empty encodings are skipped).
 
+        While no event comes for OPENGURU_STREAM_HEARTBEAT seconds, `heartbeat` is sent (an SSE comment,
+        which clients ignore), so proxies that cut idle connections keep a slow answer open.
         One generator, not a chain of them: the server closes exactly this one when the client goes away.
         """
         try:
@@ -126,10 +155,25 @@ class AnswerPump:
             while item is not None:
                 if chunk := encode(item):
                     yield chunk
-                item = await self._channel.get()
+                following = await self._next(heartbeat)
+                while isinstance(following, _Idle):
+                    yield heartbeat or b""
+                    following = await self._next(heartbeat)
+                item = following
         finally:
             # Reached on normal end and on client disconnect (GeneratorExit / CancelledError alike).
             self.cancel.cancel()
+
+
+    async def _next(self, heartbeat: bytes | None) -> AnswerEvent | None | _Idle:
+        """The next event, or _IDLE when a heartbeat is due first."""
+        interval = settings.OPENGURU_STREAM_HEARTBEAT
+        if not heartbeat or interval <= 0:
+            return await self._channel.get()
+        try:
+            return await asyncio.wait_for(self._channel.get(), timeout=interval)
+        except TimeoutError:
+            return _IDLE
 
 
 def _silent(event: AnswerEvent, encode: Encoder | None) -> bool:

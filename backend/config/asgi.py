@@ -13,6 +13,8 @@ from django.conf import settings
 from django.core.asgi import get_asgi_application
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
+from backend.core.metrics_asgi import MetricsLifespan
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "backend.config.settings.base")
 
 
@@ -36,4 +38,5 @@ class TrustedProxies:
         await middleware(scope, receive, send)
 
 
-application = TrustedProxies(get_asgi_application())
+# MetricsLifespan: the lifespan shutdown publishes the process's last metric counts (backend/core/metrics_asgi.py).
+application = TrustedProxies(MetricsLifespan(get_asgi_application()))

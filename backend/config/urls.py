@@ -12,6 +12,7 @@ from backend.gurus.views import guru_icon
 urlpatterns = [
     path("", include("backend.dashboard.urls")),
     path("healthz", core_views.healthz, name="healthz"),
+    path("metrics", core_views.metrics, name="metrics"),
     path("gurus/<int:guru_id>/<str:name>", guru_icon, name="guru-icon"),
     path("", include("backend.answering.urls")),
     path("", include("backend.api.urls")),

@@ -10,7 +10,7 @@ from django.db.models import Count, QuerySet
 
 from backend.core.errors import NotFound
 from backend.gurus.models import Guru
-from backend.sources.models import DataSource, SourceStatus
+from backend.sources.models import DataSource, SourceKind, SourceStatus
 
 MAX_ID = 2**63 - 1  # larger ids cannot exist and would overflow the database driver
 
@@ -49,6 +49,14 @@ def source_status_counts(*, guru: Guru) -> dict[str, int]:
     rows = DataSource.objects.filter(guru=guru).values("status").annotate(n=Count("id")).order_by()
     counts = {status.value: 0 for status in SourceStatus}
     counts.update({row["status"]: row["n"] for row in rows})
+    return counts
+
+
+def source_totals_by_kind_and_status() -> dict[tuple[str, str], int]:
+    """Sources of every guru by (kind, status), every pair present (zero if none): one grouped query."""
+    rows = DataSource.objects.values("kind", "status").annotate(n=Count("id")).order_by()
+    counts = {(kind.value, status.value): 0 for kind in SourceKind for status in SourceStatus}
+    counts.update({(row["kind"], row["status"]): row["n"] for row in rows})
     return counts
 
 

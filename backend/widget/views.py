@@ -184,7 +184,7 @@ async def _stream(ask: AskRequest, *, markdown: bool) -> StreamingHttpResponse:
         # Nothing was sent yet: the error gets its real status (an unknown session is a 404).
         code = first.data["code"]
         raise WidgetError(status_for(code), code, first.data["detail"], error_id=first.data.get("error_id", ""))
-    body = pump.body(first, _markdown) if markdown else pump.body(first)
+    body = pump.body(first, _markdown, heartbeat=None) if markdown else pump.body(first)
     return StreamingHttpResponse(body, content_type="text/event-stream", headers=SSE_HEADERS)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import signal
 import socket
+import urllib.request
 from collections.abc import Iterator
 
 import pytest
@@ -58,6 +59,14 @@ def test_new_user_journey(product: Product) -> None:
 
     browser.submit(f"/admin/gurus/guru/{guru_id}/delete/", {"post": "yes"})
     eventually(lambda: "No gurus yet" in _collections(product), "drop")
+
+
+def test_static_files_are_collected_and_sent_compressed(product: Product) -> None:
+    assert (product.data_dir / "static" / "css" / "app.css.gz").exists()
+    request = urllib.request.Request(product.url + "/static/css/app.css", headers={"Accept-Encoding": "gzip"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        assert response.headers["Content-Encoding"] == "gzip"
+        assert "max-age" in response.headers["Cache-Control"]
 
 
 def test_stops_cleanly_on_ctrl_c(product: Product) -> None:

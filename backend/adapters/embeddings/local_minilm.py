@@ -210,6 +210,10 @@ def _open_session(path: Path, intra_op_threads: int | None) -> onnxruntime.Infer
     options = onnxruntime.SessionOptions()
     if intra_op_threads is not None:
         options.intra_op_num_threads = intra_op_threads
+    # Idle pool threads otherwise spin for a while after every run: measured, a one-question embedding between
+    # pauses cost 20.6 ms of CPU with spinning and 5.8 ms without (bench/load.py; docs/benchmarks.md).
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.add_session_config_entry("session.inter_op.allow_spinning", "0")
     try:
         return onnxruntime.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
     except Exception as exc:  # onnxruntime's error types all derive directly from Exception

@@ -35,6 +35,14 @@ class ScriptedReply:
     chunks: int = 3
     chunk_delay: float = 0.0
     delay: float = 0.0
+    # Which requests may take this reply: True streamed ones only, False the others, None (the default) any —
+    # except that a JSON reply is never streamed. The pipeline grades while it speculatively streams the
+    # answer, so the two requests reach a fake in either order; this keeps each scripted reply on its call.
+    stream: bool | None = None
+
+    def fits(self, request: RecordedRequest) -> bool:
+        wanted = self.stream if self.stream is not None else (False if self.json is not None else None)
+        return wanted is None or wanted == request.stream
 
     @property
     def body_text(self) -> str:
@@ -74,9 +82,14 @@ class ReplyScript:
         return self
 
     def next(self, request: RecordedRequest) -> ScriptedReply:
+        """The first queued reply that fits the request (see ScriptedReply.stream), else the default."""
         with self._lock:
             self.requests.append(request)
-            return self._queue.popleft() if self._queue else self._default
+            for reply in self._queue:
+                if reply.fits(request):
+                    self._queue.remove(reply)
+                    return reply
+            return self._default
 
 
 def _error_for(status: int) -> Exception:

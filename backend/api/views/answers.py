@@ -158,8 +158,8 @@ class AnswerApi(APIView):
                 _raise(first)  # nothing is sent yet: a real status, in every mode
             if sse:
                 return StreamingHttpResponse(pump.body(first), content_type="text/event-stream", headers=SSE_HEADERS)
-            return StreamingHttpResponse(pump.body(first, _markdown), content_type="text/plain; charset=utf-8",
-                                         headers=SSE_HEADERS)
+            return StreamingHttpResponse(pump.body(first, _markdown, heartbeat=None),
+                                         content_type="text/plain; charset=utf-8", headers=SSE_HEADERS)
         question_id = _consume(answer_stream(ask, cancel=cancel))
         return Response(answer_json(Question.objects.select_related("guru").get(pk=question_id)))
 

@@ -39,6 +39,9 @@ def _embedded_secret_key() -> str:
 
 
 SECRET_KEY = env_str("DJANGO_SECRET_KEY") or _embedded_secret_key()
+# Old secret keys, newest first: sessions, signed values and password-reset links made with them stay valid
+# while SECRET_KEY is rotated (docs/operations.md). Drop them once those have expired.
+SECRET_KEY_FALLBACKS = env_list("DJANGO_SECRET_KEY_FALLBACKS", [])
 DEBUG = env_bool("DJANGO_DEBUG", False)
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
@@ -65,6 +68,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Outermost, so it counts the status every other layer settled on (backend/core/middleware.py).
+    "backend.core.middleware.request_metrics",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -108,6 +113,16 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
         "transaction_mode": "IMMEDIATE",
     }
+elif env_int("DATABASE_POOL_MAX_SIZE", 0) > 0:
+    # A per-process pool (psycopg_pool): a stream gives its connection back between queries, so a web process
+    # needs only as many connections as queries run at once. When all are busy a request waits up to the
+    # timeout, then fails with a clear error instead of PostgreSQL's "too many clients". Web processes only:
+    # prefork Celery workers would inherit a pool's threads across fork.
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": 1, "max_size": env_int("DATABASE_POOL_MAX_SIZE", 0),
+        "timeout": env_int("DATABASE_POOL_TIMEOUT", 10),
+    }
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -136,8 +151,9 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
-# Serve static files straight from the app folders too, so the embedded default needs no collectstatic.
-WHITENOISE_USE_FINDERS = True
+# Both profiles collect static files at start (the launcher; compose's migrate service), so WhiteNoise serves
+# the collected, pre-compressed copies. Finder lookups would shadow them with uncompressed originals.
+WHITENOISE_USE_FINDERS = False
 
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
@@ -183,6 +199,7 @@ LOGGING: dict[str, Any] = {
 from backend.config.settings.components.cache import *  # noqa: E402,F403
 from backend.config.settings.components.celery import *  # noqa: E402,F403
 from backend.config.settings.components.ingest import *  # noqa: E402,F403
+from backend.config.settings.components.metrics import *  # noqa: E402,F403
 from backend.config.settings.components.models import *  # noqa: E402,F403
 from backend.config.settings.components.proxies import *  # noqa: E402,F403
 from backend.config.settings.components.vectors import *  # noqa: E402,F403

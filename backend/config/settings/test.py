@@ -1,5 +1,6 @@
 """Test settings: eager tasks, fast hashing, in-memory fakes unless a test asks for real Milvus."""
 
+from backend.config.env import env_int
 from backend.config.settings.base import *  # noqa: F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
@@ -11,8 +12,13 @@ OPENGURU_RERANKER = {"BACKEND": "local"}
 LOGGING["loggers"]["backend"]["level"] = "WARNING"  # noqa: F405
 # Every test client shares 127.0.0.1 and cache counters outlive tests: tests that check limits set them.
 OPENGURU_WEB_RATE_LIMIT = 0
+# Counts stay in memory until this process serves /metrics: no background thread writing to a test database
+# (real processes started by tests set the variable).
+OPENGURU_METRICS_FLUSH_SECONDS = env_int("OPENGURU_METRICS_FLUSH_SECONDS", 0)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
     # A file, as in the product: the in-memory test database shares one cache between threads, where a
     # read overlapping a worker thread's write fails that write at once ("table is locked") instead of
     # waiting on the busy timeout, which made tests with a live worker flaky.
     DATABASES["default"]["TEST"] = {"NAME": str(DATA_DIR / "test.sqlite3")}  # noqa: F405
+# In-process tests do not run collectstatic; the launcher and compose do (see base.py).
+WHITENOISE_USE_FINDERS = True

@@ -35,7 +35,12 @@ def make_indexed_guru(capture: DjangoCaptureOnCommitCallbacks, slug: str = "docs
 
 
 def grades(score: float) -> ScriptedReply:
-    return ScriptedReply(json={"grades": [{"id": i, "score": score} for i in range(10)]})
+    """A grader that finds the best context relevant (`score`) and the others not, as a selective model does.
+
+    The answer is generated beside the grade from the contexts the reranker predicts it keeps; a grade that
+    keeps others (e.g. every context at 0.9) sends a second answer request, which a one-reply script lacks.
+    """
+    return ScriptedReply(json={"grades": [{"id": i, "score": score if i == 0 else 0.0} for i in range(10)]})
 
 
 def ask(guru: Guru, question: str = QUESTION, session_id: str | None = None) -> list[AnswerEvent]:

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 from django.core.exceptions import ImproperlyConfigured
 
-from backend.config.env import env_int, env_json, env_str
+from backend.config.env import env_int, env_json, env_list, env_str
 from backend.pipeline.pricing import parse_prices
 
 DEFAULT_CHAT_MODELS = {"openai": "gpt-4o-mini", "gemini": "gemini-2.5-flash", "offline": "offline-extractive"}
@@ -69,11 +69,15 @@ OPENGURU_EMBEDDER = embedder_from_env(os.environ)
 OPENGURU_RERANKER = reranker_from_env(os.environ)
 
 OPENGURU_ENCRYPTION_KEY = env_str("OPENGURU_ENCRYPTION_KEY")
+# Old encryption keys that may still decrypt stored secrets until `manage.py rotate_keys` re-encrypts them.
+OPENGURU_ENCRYPTION_KEY_FALLBACKS = env_list("OPENGURU_ENCRYPTION_KEY_FALLBACKS", [])
 FIRECRAWL_API_KEY = env_str("FIRECRAWL_API_KEY")
 FIRECRAWL_API_URL = env_str("FIRECRAWL_API_URL")
 OPENGURU_MAX_PDF_BYTES = env_int("OPENGURU_MAX_PDF_BYTES", 100 * 1024 * 1024)
 # Questions per minute per client IP on the public guru page (0 = unlimited).
 OPENGURU_WEB_RATE_LIMIT = env_int("OPENGURU_WEB_RATE_LIMIT", 20)
+# Seconds without an answer event after which a stream sends an SSE comment (0: never), below proxies' idle cuts.
+OPENGURU_STREAM_HEARTBEAT = env_int("OPENGURU_STREAM_HEARTBEAT", 15)
 OPENGURU_FEEDBACK_RATE_LIMIT = env_int("OPENGURU_FEEDBACK_RATE_LIMIT", 30)  # votes per minute per IP
 OPENGURU_LOGIN_FAILURE_LIMIT = env_int("OPENGURU_LOGIN_FAILURE_LIMIT", 10)  # per 15 min, per IP and per username
 

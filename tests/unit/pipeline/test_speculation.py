@@ -1,0 +1,74 @@
+"""The answer made ahead of the trust gate: which contexts it is made from, holding, releasing and cancelling it."""
+
+from __future__ import annotations
+
+import pytest
+
+from backend.adapters.llm.fake import ReplyScript, ScriptedChatModel, ScriptedReply
+from backend.pipeline.answer_types import AnswerContext, AnswerLength, AnswerRequest
+from backend.pipeline.answerer_llm import LLMAnswerer
+from backend.pipeline.contexts import select_trusted
+from backend.pipeline.errors import TransientServiceError
+from backend.pipeline.llm_types import CancelToken, TextDelta, Usage
+from backend.pipeline.speculation import LinkedCancelToken, SpeculativeAnswer, predicted_kept
+
+REQUEST = AnswerRequest(question="How do I retry?", guru_name="Docs", domain="Celery",
+                        contexts=(AnswerContext(1, "Retrying", "Call self.retry().", ""),), history=(),
+                        answer_length=AnswerLength.SHORT, language_hint="en")
+
+
+@pytest.mark.parametrize(("priors", "threshold", "kept"), [
+    ([0.95, 0.9, 0.3], 0.5, (0, 1)),  # the trust gate's own rule: within 0.2 of the best, above the threshold
+    ([0.95, 0.4], 0.5, (0,)),
+    ([0.45, 0.3, 0.1], 0.5, (0, 1)),  # nothing reaches the threshold: the best window is still tried
+    ([], 0.5, ()),
+])
+def test_the_prediction_is_the_trust_rule_applied_to_the_reranker_scores(
+    priors: list[float], threshold: float, kept: tuple[int, ...]
+) -> None:
+    assert predicted_kept(priors, threshold=threshold) == kept
+    if priors and max(priors) >= threshold:
+        assert kept == select_trusted(priors, threshold=threshold).kept  # a grader that agrees: a hit
+
+
+def _answer(*replies: ScriptedReply, parent: CancelToken | None = None) -> SpeculativeAnswer:
+    answerer = LLMAnswerer(ScriptedChatModel(ReplyScript().push(*replies)))
+    return SpeculativeAnswer(answerer, REQUEST, (0,), parent=parent or CancelToken())
+
+
+def test_held_events_are_released_in_order_with_the_usage_last() -> None:
+    ahead = _answer(ScriptedReply(text="Call self.retry() [1].", chunks=4))
+    assert ahead.join(timeout=10)  # it ran to its end on its own, before anyone read it
+    events = list(ahead.events())
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Call self.retry() [1]."
+    assert isinstance(events[-1], Usage) and not ahead.cancelled
+
+
+def test_cancelling_stops_the_stream_before_its_end() -> None:
+    ahead = _answer(ScriptedReply(text="x" * 200, chunks=200, chunk_delay=0.02))
+    ahead.cancel()
+    assert ahead.join(timeout=10)
+    events = list(ahead.events())
+    assert ahead.cancelled and len(events) < 200 and not any(isinstance(e, Usage) for e in events)
+
+
+def test_the_asker_going_away_cancels_it_too() -> None:
+    parent = CancelToken()
+    ahead = _answer(ScriptedReply(text="x" * 200, chunks=200, chunk_delay=0.02), parent=parent)
+    parent.cancel()
+    assert ahead.join(timeout=10) and ahead.cancelled
+    assert not any(isinstance(e, Usage) for e in ahead.events())
+
+
+def test_a_failure_is_raised_to_the_reader() -> None:
+    ahead = _answer(ScriptedReply(status=503))
+    with pytest.raises(TransientServiceError):
+        list(ahead.events())
+
+
+def test_a_linked_token_is_set_by_itself_or_its_parent_only() -> None:
+    parent = CancelToken()
+    child = LinkedCancelToken(parent=parent)
+    child.cancel()
+    assert child.cancelled and not parent.cancelled
+    assert LinkedCancelToken(parent=CancelToken()).cancelled is False

@@ -140,15 +140,19 @@ def main() -> int:
     parser.add_argument("--pages", type=int, default=40, help="Pages of the answering source.")
     parser.add_argument("--reindex-pages", type=int, default=1000, help="0: no load during a re-index.")
     parser.add_argument("--json", type=Path, help="Write every row here.")
+    parser.add_argument("--work", type=Path, help="Keep processes' logs and data here (default: a temporary dir).")
     args = parser.parse_args()
     if args.quick:
         args.profile, args.bursts, args.rates, args.duration, args.pages = "embedded", [50], [10], 6.0, 12
         args.reindex_pages = 0
     profiles = ["embedded", "production"] if args.profile == "both" else [args.profile]
     rows: list[dict[str, Any]] = []
-    with tempfile.TemporaryDirectory(prefix="openguru-load-") as tmp, paced_llm(Path(tmp)) as llm:
-        for profile in profiles:
-            rows += _profile(profile, args, Path(tmp), llm)
+    with tempfile.TemporaryDirectory(prefix="openguru-load-") as tmp:
+        work = args.work or Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
+        with paced_llm(work) as llm:
+            for profile in profiles:
+                rows += _profile(profile, args, work, llm)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
     sys.stdout.write(_summary(rows) + "\n")

@@ -15,7 +15,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
-from django.db import IntegrityError, transaction
+from django.db import DatabaseError, IntegrityError, transaction
 from django.utils import timezone
 from kombu.exceptions import OperationalError
 
@@ -36,6 +36,7 @@ from backend.core import metrics
 from backend.core.errors import (
     PUBLIC_MESSAGES,
     AppError,
+    Busy,
     Conflict,
     InternalError,
     ModelUnavailable,
@@ -356,6 +357,8 @@ def _public(exc: Exception) -> AppError:
         kind: type[AppError] = VectorStoreUnavailable
     elif isinstance(exc, ServiceError):
         kind = ModelUnavailable
+    elif isinstance(exc, DatabaseError):
+        kind = Busy  # no connection free in time: worth a retry, unlike a crash
     else:
         kind = InternalError
     return kind(PUBLIC_MESSAGES[kind.code])

@@ -126,10 +126,11 @@ class AnswerPump:
         before the first byte still gets its HTTP status. A cancelled wait cancels the pipeline.
         """
         try:
+            # The view's queries are done: its request thread must not keep a connection while the pipeline
+            # (which needs one of its own) runs, or a full pool would deadlock requests against their pipelines.
+            await sync_to_async(release_connections)()
             while (event := await self._channel.get()) is not None and _silent(event, encode):
                 continue
-            # The view's queries are done; its request thread must not keep a connection for the stream.
-            await sync_to_async(release_connections)()
             return event
         except BaseException:
             self.cancel.cancel()
@@ -137,9 +138,9 @@ class AnswerPump:
 
     def first_sync(self, encode: Encoder | None = None) -> AnswerEvent | None:
         """`first()` for sync views (the API), which run in a thread of their own."""
+        release_connections()  # as in first()
         while (event := self._channel.get_sync()) is not None and _silent(event, encode):
             continue
-        release_connections()
         return event
 
     async def body(self, first: AnswerEvent | None, encode: Encoder = lambda e: e.sse().encode(), *,

@@ -43,6 +43,13 @@ class InternalError(AppError):
     status = 500
 
 
+class Busy(AppError):
+    """The database had no connection free in time (a full pool, or the server refusing more clients)."""
+
+    code = "busy"
+    status = 503
+
+
 class InvalidQuestion(AppError):
     code = "invalid_question"
     status = 400
@@ -53,9 +60,10 @@ PUBLIC_MESSAGES = {
     ModelUnavailable.code: "The AI model service is not available right now; please try again in a moment.",
     VectorStoreUnavailable.code: "The guru's search index is not available right now; please try again in a moment.",
     InternalError.code: "Something went wrong while answering; please try again.",
+    Busy.code: "The server is busy right now; please try again in a moment.",
 }
 _KINDS: dict[str, type[AppError]] = {kind.code: kind for kind in (
-    NotFound, Conflict, ModelUnavailable, VectorStoreUnavailable, InternalError, InvalidQuestion)}
+    NotFound, Conflict, ModelUnavailable, VectorStoreUnavailable, InternalError, InvalidQuestion, Busy)}
 
 
 def new_error_id() -> str:

@@ -213,3 +213,12 @@ def test_the_app_believes_x_forwarded_for_from_nginx_only(deployment: Deployment
     assert address in counted  # nginx replaced the client's header with the TCP peer, and the app believed it
     assert "127.0.0.1" in counted  # straight to web: the header was ignored, the peer counted
     assert SPOOFED not in counted
+
+
+def test_metrics_are_scraped_inside_the_network_never_through_nginx(deployment: Deployment) -> None:
+    topology = deployment.topology
+    with httpx.Client(timeout=30, trust_env=False) as client:
+        outside = client.get(f"{topology.nginx_url}/metrics")
+        inside = client.get(f"{topology.web_url}/metrics")  # loopback: allowed without a token by default
+    assert outside.status_code == 404
+    assert inside.status_code == 200 and "openguru_http_requests" in inside.text

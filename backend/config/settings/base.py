@@ -70,6 +70,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     # Outermost, so it counts the status every other layer settled on (backend/core/middleware.py).
     "backend.core.middleware.request_metrics",
+    # Database out of connections: 503 `busy` with Retry-After (backend/core/busy.py).
+    "backend.core.busy.DatabaseBusyMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",

@@ -264,8 +264,11 @@ def main() -> None:
     parser.add_argument("--settle", type=float, default=30.0, help="at most this long waiting for steady latency")
     parser.add_argument("--cache-dir", type=Path, default=REPO / "var" / "bench-cache" / "answer")
     parser.add_argument("--prepare", action="store_true", help="only embed the 100k corpus into the cache")
+    parser.add_argument("--milvus", default="", help="lite, server or both (default: both; --quick: lite)")
+    parser.add_argument("--sizes", default="", help="comma-separated chunk counts (default 10000,100000)")
     args = parser.parse_args()
-    sizes, kinds = (SIZES[:1], ["lite"]) if args.quick else (SIZES, ["lite", "server"])
+    sizes = tuple(int(n) for n in args.sizes.split(",")) if args.sizes else SIZES[:1] if args.quick else SIZES
+    kinds = args.milvus.split(",") if args.milvus else ["lite"] if args.quick else ["lite", "server"]
     with tempfile.TemporaryDirectory(prefix="bench-answer-") as tmp:
         configure(Path(tmp))
         from backend.adapters import registry
@@ -277,6 +280,7 @@ def main() -> None:
             print(f"cached {len(vectors)} vectors in {args.cache_dir}")
             return
         queries = questions(20 if args.quick else args.queries)
+        llm_kind = kinds[0]
         guru, name, sources = make_guru()
         rows, calls = {}, None
         for kind in kinds:
@@ -286,14 +290,14 @@ def main() -> None:
                     load_s = load(name, chunks[:size], vectors, sources, loaded)
                     loaded = size
                     rows[(kind, size)] = report(kind, size, load_s, measure(guru, name, queries, settle=args.settle))
-                    if calls is None:
+                    if calls is None and kind == llm_kind:
                         calls = llm_calls(guru, quick=args.quick)
                 registry.vector_store().drop_collection(name)
         summary(rows, calls or {}, how, sizes[-1])
 
 
-def llm_calls(guru: Any, *, quick: bool) -> dict[str, str]:
-    """Part two (bench/answer_calls.py) on the collection just measured."""
+def llm_calls(guru: Any, *, quick: bool) -> dict[str, float]:
+    """Part two (bench/answer_calls.py) on the collection just measured: mean calls deep per grader and turn."""
     import answer_calls
 
     from tests.fakes.http import serve
@@ -302,24 +306,34 @@ def llm_calls(guru: Any, *, quick: bool) -> dict[str, str]:
     server = OpenAIFakeServer()
     with serve(server.route) as url:
         server.base_url = url
-        results = answer_calls.run(guru, server, questions(3 if quick else 10, seed=5), delay=0.1 if quick else 0.2)
-    lines = {}
+        results = answer_calls.run(guru, server, questions(2 if quick else 10, seed=5), delay=0.1 if quick else 0.2)
+    means = {}
     for key, turns in results.items():
         for turn_kind, values in turns.items():
-            lines[f"{key}/{turn_kind}"] = answer_calls.summarise(values)
-            print(f"LLM {key} {turn_kind}: {lines[f'{key}/{turn_kind}']}", flush=True)
-    return lines
+            print(f"LLM {key} {turn_kind}: {answer_calls.summarise(values)}", flush=True)
+            depths = [t.depth for t in values if t is not None]
+            means[f"{key}/{turn_kind}"] = statistics.fmean(depths) if depths else float("nan")
+    return means
 
 
-def summary(rows: dict[tuple[str, int], dict[str, float]], calls: dict[str, str], how: str, top: int) -> None:
-    small = rows[("lite", SIZES[0])]
-    worst = max((rows[key]["ours_p50"] / rows[key]["raw_p50"], key) for key in rows if key[1] == top)
-    ratio, (kind, _) = worst
-    print(f"retrieval_p50_ms_10k={small['ours_p50']:.1f} retrieval_p95_ms_10k={small['ours_p95']:.1f} "
+def summary(rows: dict[tuple[str, int], dict[str, float]], calls: dict[str, float], how: str, top: int) -> None:
+    small = rows[min(rows, key=lambda key: key[1])]
+    ratio, (kind, _) = max((rows[key]["ours_p50"] / rows[key]["raw_p50"], key) for key in rows if key[1] == top)
+    graders = ("agreeing", "strict", "generous")
+
+    def per_grader(pipeline: str, turn: str, digits: int) -> str:
+        return "/".join(f"{calls[g + '/' + pipeline + '/' + turn]:.{digits}f}" for g in graders)
+
+    turns = " ".join(f"llm_calls_{turn}={per_grader('ours', turn, 2)}(sequential:{per_grader('sequential', turn, 0)})"
+                     for turn in ("first", "follow_up")) if calls else ""
+    print(f"retrieval_p50_ms_{small_size(rows)}={small['ours_p50']:.1f} retrieval_p95_ms={small['ours_p95']:.1f} "
           f"p50_ms_{top // 1000}k_{kind}={rows[(kind, top)]['ours_p50']:.1f} "
-          f"raw_p50_ms_{top // 1000}k_{kind}={rows[(kind, top)]['raw_p50']:.1f} vectors={how} "
-          f"{' '.join(f'{k}:{v.split()[1]}' for k, v in calls.items() if k.startswith('agreeing/ours'))} "
+          f"raw_p50_ms_{top // 1000}k_{kind}={rows[(kind, top)]['raw_p50']:.1f} {turns} vectors={how} "
           f"target=p50<=100ms@10k,<=1.0xraw@100k,<=2calls ratio={ratio:.2f}")
+
+
+def small_size(rows: dict[tuple[str, int], dict[str, float]]) -> str:
+    return f"{min(size for _, size in rows) // 1000}k"
 
 
 if __name__ == "__main__":

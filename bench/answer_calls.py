@@ -5,9 +5,10 @@ OpenAI-compatible server (tests/fakes/openai_server.py), each reply after `delay
 arrival and reply time are recorded; a call depends on those whose reply came before it was sent, and the
 calls on the critical path are the longest such chain ending at the answer call whose tokens were shown.
 Baseline: the same questions through the sequential pipeline (no answer made ahead of the grade).
-Two fake graders: "agreeing" grades nothing, so every context keeps the reranker's score (the pipeline's rule
+Three fake graders: "agreeing" grades nothing, so every context keeps the reranker's score (the pipeline's rule
 for skipped contexts) and the prediction holds; "strict" rates only the first context relevant (0.9, the
-rest 0.1): where the reranker's scores predicted more contexts, the answer made ahead is discarded.
+rest 0.1), "generous" every context 0.9 (keeps them all): where the reranker's scores predicted other
+contexts than such a grader keeps, the answer made ahead is discarded and asked again.
 """
 
 from __future__ import annotations
@@ -66,8 +67,9 @@ class TimedScript(ReplyScript):
                              delay=self.delay, stream=True)
 
     def _grades(self, prompt: str) -> list[dict[str, Any]]:
-        if self.grader == "strict":
-            return [{"id": int(i), "score": 0.9 if i == "0" else 0.1} for i in _CONTEXT_ID.findall(prompt)]
+        if self.grader in ("strict", "generous"):
+            best, rest = (0.9, 0.1) if self.grader == "strict" else (0.9, 0.9)
+            return [{"id": int(i), "score": best if i == "0" else rest} for i in _CONTEXT_ID.findall(prompt)]
         return []  # a context the model does not grade keeps the reranker's score: a grader that agrees
 
 
@@ -133,10 +135,12 @@ def run(guru: Any, server: Any, firsts: list[str], *, delay: float) -> dict[str,
     from django.test import override_settings
 
     from backend.answering.models import Question
+    from backend.pipeline import speculation
 
     results: dict[str, dict[str, list[Turn | None]]] = {}
-    for grader in ("agreeing", "strict"):
+    for grader in ("agreeing", "strict", "generous"):
         for pipeline in ("ours", "sequential"):
+            speculation.forget()  # each grader's run starts from the reranker's rule and learns its own way
             server.script = script = TimedScript(delay=delay, grader=grader)
             turns: dict[str, list[Turn | None]] = {"first": [], "follow_up": []}
             with override_settings(OPENGURU_LLM=server.llm_settings()), \

@@ -12,6 +12,7 @@ from pytest_django.fixtures import Settings as SettingsWrapper
 
 from backend.adapters.vector_store.fake import InMemoryVectorStore
 from backend.adapters.vector_store.milvus import MilvusVectorStore
+from backend.pipeline import speculation
 
 pytest_plugins = ["tests.fakes.openai_server", "tests.fakes.gemini_server", "tests.fakes.tei_server",
                   "tests.fakes.youtube_server", "tests.fakes.site_server", "tests.fakes.firecrawl_server",
@@ -23,6 +24,7 @@ pytest_plugins = ["tests.fakes.openai_server", "tests.fakes.gemini_server", "tes
 def _isolated_state(settings: SettingsWrapper, tmp_path: Path) -> Iterator[None]:
     settings.MEDIA_ROOT = str(tmp_path / "media")
     InMemoryVectorStore.reset()
+    speculation.forget()  # each test starts predicting the grade from the reranker's rule
     yield
     InMemoryVectorStore.reset()
 

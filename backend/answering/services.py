@@ -56,11 +56,11 @@ from backend.pipeline.answer_types import (
 )
 from backend.pipeline.contexts import Context, select_trusted
 from backend.pipeline.errors import ServiceError, VectorStoreError
-from backend.pipeline.llm_types import CancelToken, TextDelta, Usage
+from backend.pipeline.llm_types import CancelToken, StreamEvent, TextDelta, Usage
 from backend.pipeline.ports import Answerer
 from backend.pipeline.pricing import parse_prices, usage_cost
 from backend.pipeline.sanitize import StreamNeutraliser
-from backend.pipeline.speculation import SpeculativeAnswer, predicted_kept
+from backend.pipeline.speculation import SpeculativeAnswer, predictor_for
 from backend.pipeline.understanding import normalise_question, understand_by_rules
 from backend.retrieval.services import retrieve
 
@@ -234,8 +234,9 @@ class AnswerFlow:
             trust = round(decision.trust_score, 4)
             yield AnswerEvent(EventKind.REFERENCES, {"references": references, "trust_score": trust})
             yield events.status("generating")
-            text = yield from self._generate(answerer, self._answer_request(question, understanding, kept),
-                                             self._released(ahead, decision.kept))
+            released = self._released(ahead, decision.kept)
+            text = yield from self._generate(released.events() if released else answerer.answer(
+                self._answer_request(question, understanding, kept), cancel=self.cancel))
             yield self.finish(question, content=text, references=references, trust=trust, out_of_context=False)
         finally:
             if ahead is not None:
@@ -253,20 +254,19 @@ class AnswerFlow:
         """Start the answer beside the grade, from the contexts the grade is predicted to keep (see speculation)."""
         if not contexts or not answerer.uses_llm or self.cancel.cancelled:
             return None  # the offline answerer grades and answers without a model: nothing to overlap
-        kept = predicted_kept([c.score for c in contexts], threshold=threshold)
+        predictor, priors = predictor_for(chat_model_for(self.request.guru)), [c.score for c in contexts]
+        kept = predictor.predict(priors, threshold=threshold)
         request = self._answer_request(question, understanding, [contexts[i] for i in kept])
-        return SpeculativeAnswer(answerer, request, kept, parent=self.cancel)
+        return SpeculativeAnswer(answerer, request, kept, parent=self.cancel,
+                                 learn=lambda graded: predictor.learn(priors, threshold=threshold, kept=graded))
 
     def _released(self, ahead: SpeculativeAnswer | None, kept: tuple[int, ...]) -> SpeculativeAnswer | None:
         """The answer made ahead if the grade kept exactly its contexts; otherwise it is cancelled."""
         if ahead is None:
             return None
-        if ahead.kept == kept:
-            self.timings["speculative_answer"] = 1
-            return ahead
-        ahead.cancel()
-        self.timings["speculation_discarded"] = 1
-        return None
+        released = ahead.settle(kept)
+        self.timings["speculative_answer" if released else "speculation_discarded"] = 1
+        return ahead if released else None
 
     def _answer_request(self, question: Question, understanding: Understanding,
                         contexts: list[Context]) -> AnswerRequest:
@@ -277,10 +277,8 @@ class AnswerFlow:
             history=history_for(question.binge, turns=settings_get().history_turns) if question.binge else (),
             answer_length=understanding.answer_length, language_hint=guru.language)
 
-    def _generate(self, answerer: Answerer, request: AnswerRequest,
-                  ahead: SpeculativeAnswer | None) -> Generator[AnswerEvent, None, str]:
+    def _generate(self, stream: Iterator[StreamEvent]) -> Generator[AnswerEvent, None, str]:
         start, parts = time.perf_counter(), []
-        stream = ahead.events() if ahead is not None else answerer.answer(request, cancel=self.cancel)
         # Model output is markdown that API clients, Slack, Discord and widgets render: defused as it streams.
         neutraliser, first = StreamNeutraliser(), True
         for event in stream:

@@ -57,6 +57,17 @@ class _Channel:
         if wake is not None:
             wake()
 
+    def ready(self) -> tuple[list[AnswerEvent], bool]:
+        """Every event already queued (without waiting), and whether the end of the stream is among them."""
+        with self._cond:
+            taken: list[AnswerEvent] = []
+            while self._items:
+                item = self._items.popleft()
+                if item is None:
+                    return taken, True
+                taken.append(item)
+            return taken, False
+
     def get_sync(self) -> AnswerEvent | None:
         with self._cond:
             self._cond.wait_for(lambda: bool(self._items))
@@ -154,8 +165,12 @@ class AnswerPump:
         try:
             item = first
             while item is not None:
-                if chunk := encode(item):
+                # Events that queued up while the server was busy go out in one write, not one each.
+                more, ended = self._channel.ready()
+                if chunk := b"".join(encode(event) for event in (item, *more)):
                     yield chunk
+                if ended:
+                    return
                 following = await self._next(heartbeat)
                 while isinstance(following, _Idle):
                     yield heartbeat or b""

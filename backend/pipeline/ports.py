@@ -97,6 +97,13 @@ class VectorStore(Protocol):
         """Delete chunks by id (missing ids are ignored)."""
         ...
 
+    def scan(self, name: str, *, batch_size: int = 1000) -> Iterator[list[Chunk]]:
+        """Every chunk of the collection with its stored vector, in batches of at most `batch_size`.
+
+        For exports and backups: memory stays bounded by one batch whatever the collection's size.
+        """
+        ...
+
     def search_hybrid(
         self, name: str, *, query_text: str, query_vector: Sequence[float], top_k: int, candidates: int = 50,
         live: Mapping[int, int] | None = None,

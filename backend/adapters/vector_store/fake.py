@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import threading
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from backend.pipeline.errors import DimensionMismatchError, PermanentServiceError
@@ -126,6 +126,12 @@ class InMemoryVectorStore:
             target = self._get(name)
             for cid in ids:
                 target.remove(cid)
+
+    def scan(self, name: str, *, batch_size: int = 1000) -> Iterator[list[Chunk]]:
+        with self._lock:
+            rows = list(self._get(name).rows.values())
+        for start in range(0, len(rows), batch_size):
+            yield rows[start : start + batch_size]
 
     def search_hybrid(
         self, name: str, *, query_text: str, query_vector: Sequence[float], top_k: int, candidates: int = 50,

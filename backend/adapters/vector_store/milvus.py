@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -270,6 +270,16 @@ class MilvusVectorStore:
         if ids:
             self._call("delete chunks", self._client.delete, collection_name=name, ids=list(ids))
 
+    def scan(self, name: str, *, batch_size: int = 1000) -> Iterator[list[Chunk]]:
+        # query_iterator pages by primary key server-side, so a batch is all that is ever held here.
+        iterator = self._read("read chunks", name, "query_iterator", batch_size=batch_size,
+                              output_fields=["id", "vector", *HIT_FIELDS])
+        try:
+            while batch := self._call("read chunks", _next_batch, iterator):
+                yield [_chunk(row) for row in batch]
+        finally:
+            iterator.close()
+
     def search_dense(
         self, name: str, vector: Sequence[float], *, top_k: int, source_ids: Sequence[int] | None = None,
         live: Mapping[int, int] | None = None,
@@ -346,6 +356,16 @@ def _hybrid_hit(row: dict[str, Any], fused: Fused) -> HybridHit:
         dense_rank=fused.ranks[0],
         sparse_rank=fused.ranks[1],
     )
+
+
+def _next_batch(iterator: Any, *, timeout: float) -> list[dict[str, Any]]:
+    return list(iterator.next())  # the iterator keeps the timeout it was opened with
+
+
+def _chunk(row: dict[str, Any]) -> Chunk:
+    return Chunk(id=str(row["id"]), text=row["text"], vector=tuple(float(x) for x in row["vector"]),
+                 source_id=int(row["source_id"]), generation=int(row["generation"]), kind=SourceKind(row["kind"]),
+                 metadata=dict(row.get("metadata") or {}))
 
 
 def _hit(entity: dict[str, Any], chunk_id: str, score: float) -> Hit:

@@ -28,7 +28,8 @@ from tests.fakes.pdfs import pdf_bytes
 from tests.integration.answering.answer_support import QUESTION, ask, grades, of_kind
 from tests.support.restartable_server import eventually
 
-pytestmark = [pytest.mark.django_db(transaction=True)]  # the answer streams from a thread of its own
+pytestmark = [pytest.mark.django_db(transaction=True),  # the answer streams from a thread of its own
+              pytest.mark.production_profile]
 
 FOLLOW_UP = "and how many times at most?"
 SLOW = ScriptedReply(text=" ".join(f"word{i}" for i in range(80)), chunks=80, chunk_delay=0.05, stream=True)
@@ -181,3 +182,18 @@ def test_the_question_asked_is_the_question_answered(indexed: Guru, gated: Grade
     ask(indexed, QUESTION)
     (answer,) = [r for r in gated.requests if r.stream]
     assert answer.messages[-1] == ("user", QUESTION) and "[1] " in answer.messages[0][1]
+
+
+def test_after_a_few_questions_the_prediction_follows_a_generous_grader(
+    two_pages: Guru, gated: GradeAfterTheAnswerStarts
+) -> None:
+    every = ScriptedReply(json={"grades": [{"id": i, "score": 0.9} for i in range(10)]})
+    gated.push(every, ScriptedReply(text="Ahead [1].", stream=True), ScriptedReply(text="Again [1][2].", stream=True))
+    first = ask(two_pages, "How do I retry a task?")
+    assert of_kind(first, EventKind.DONE)[0]["timings"]["speculation_discarded"] == 1
+    gated.push(every, ScriptedReply(text="Both pages [1][2].", stream=True))
+    second = ask(two_pages, "How is a task retried after a countdown?")
+    assert _text(second) == "Both pages [1][2]." and len(of_kind(second, EventKind.REFERENCES)[0]["references"]) == 2
+    # The model keeps every context: the answer made ahead was made from both, and shown.
+    assert of_kind(second, EventKind.DONE)[0]["timings"]["speculative_answer"] == 1
+    assert [r.stream for r in gated.requests].count(True) == 3  # two for the first question, one for this

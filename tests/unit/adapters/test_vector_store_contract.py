@@ -284,3 +284,23 @@ def test_no_live_generation_finds_nothing(store: VectorStore, name: str) -> None
 def test_a_new_collection_is_loaded(store: VectorStore, name: str) -> None:
     store.ensure_collection(name, dimension=DIM)
     assert store.unloaded_collections(prefix=name) == []
+
+
+def test_scan_reads_every_chunk_back_in_bounded_batches(store: VectorStore, name: str) -> None:
+    store.ensure_collection(name, dimension=DIM)
+    assert list(store.scan(name)) == []
+    written = [chunk(i, f"{text} ({i})", source_id=1 + i % 3, generation=i % 2)
+               for i, text in enumerate(CELERY_CHUNKS * 4)]
+    store.upsert(name, written)
+    batches = list(store.scan(name, batch_size=5))
+    assert all(1 <= len(batch) <= 5 for batch in batches)
+    read = {c.id: c for batch in batches for c in batch}
+    assert len(read) == sum(len(batch) for batch in batches) == len(written)
+    for original in written:
+        back = read[original.id]
+        assert (back.text, back.source_id, back.generation, back.kind, back.metadata) == (
+            original.text, original.source_id, original.generation, original.kind, original.metadata)
+        assert back.vector == pytest.approx(original.vector, abs=1e-6)  # float32 in Milvus
+    store.upsert(name, batches[0])  # what scan returns can be written back as it is
+    info = store.collection_info(name)
+    assert info is not None and info.row_count == len(written)

@@ -45,6 +45,7 @@ def test_every_manage_command_the_deployment_runs_exists() -> None:
 
     named = {argv[argv.index("manage.py") + 1] for service in _compose()["services"].values()
              if isinstance(argv := service.get("command"), list) and "manage.py" in argv}
-    docs = "".join((REPO / name).read_text() for name in ("README.md", "ARCHITECTURE.md", ".env.example"))
+    docs = "".join((REPO / name).read_text()
+                   for name in ("README.md", "ARCHITECTURE.md", ".env.example", "docs/operations.md"))
     named |= set(re.findall(r"manage(?:\.py)? ([a-z_]+)", docs))
     assert named and named <= set(get_commands()), sorted(named - set(get_commands()))

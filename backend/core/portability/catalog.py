@@ -1,0 +1,38 @@
+"""What an archive holds: the models in the order they are restored, and what is left out on purpose."""
+
+from __future__ import annotations
+
+# Parents before children, so natural keys (usernames) resolve; cycles (a session's root question) rely on
+# the foreign keys being checked at commit, as Django creates them on PostgreSQL and SQLite.
+EXPORTED = (
+    "auth.group",
+    "auth.user",
+    "core.settings",
+    "gurus.guru",
+    "sources.datasource",
+    "sources.githubfile",
+    "sources.summarization",
+    "answering.binge",
+    "answering.question",
+    "answering.citation",
+    "api.apikey",
+    "widget.widgetid",
+    "integrations.integration",
+    "integrations.thread",
+)
+# Matched by name in the target (usernames, group names): an account that exists there is kept as it is.
+NATURAL = frozenset({"auth.group", "auth.user"})
+LEFT_OUT = {
+    "core.counter": "rate-limit and login counters expire within minutes",
+    "core.lease": "locks held by running processes",
+    "gurus.vectorcollection": "rebuilt by the import for this install's vector store and collection prefix",
+    "sessions.session": "sessions are signed with the old install's secret key: users sign in again",
+    "admin.logentry": "the admin's change history refers to content-type ids of the old database",
+    "auth.permission": "created by migrate",
+    "contenttypes.contenttype": "created by migrate",
+}
+# A target holding any of these is not empty: importing would mix two installs' ids.
+CONTENT = ("gurus.guru", "sources.datasource", "answering.binge", "answering.question", "api.apikey",
+           "widget.widgetid", "integrations.integration")
+# Uploaded files, by the model and field that name them.
+MEDIA_FIELDS = {"gurus.guru": "icon", "sources.datasource": "file"}

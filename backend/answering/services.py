@@ -23,6 +23,7 @@ from backend.adapters import registry
 from backend.answering import events
 from backend.answering.citations import citations_record
 from backend.answering.events import AnswerEvent, EventKind
+from backend.answering.failures import error_cause, public_error
 from backend.answering.models import AnswerState, Binge, Question
 from backend.answering.selectors import (
     answer_fingerprint,
@@ -33,15 +34,11 @@ from backend.answering.selectors import (
     thresholds_for,
 )
 from backend.core import metrics
+from backend.core.db import release_connections
 from backend.core.errors import (
-    PUBLIC_MESSAGES,
     AppError,
-    Busy,
     Conflict,
-    InternalError,
-    ModelUnavailable,
     NotFound,
-    VectorStoreUnavailable,
     new_error_id,
 )
 from backend.core.selectors import settings_get
@@ -55,7 +52,7 @@ from backend.pipeline.answer_types import (
     UnderstandRequest,
 )
 from backend.pipeline.contexts import Context, select_trusted
-from backend.pipeline.errors import ServiceError, VectorStoreError
+from backend.pipeline.errors import ServiceError
 from backend.pipeline.llm_types import CancelToken, StreamEvent, TextDelta, Usage
 from backend.pipeline.ports import Answerer
 from backend.pipeline.pricing import parse_prices, usage_cost
@@ -222,6 +219,7 @@ class AnswerFlow:
         start = time.perf_counter()
         answerer = registry.answerer(model=chat_model_for(guru))
         ahead = self._speculate(answerer, question, understanding, retrieval.contexts, trust_threshold)
+        release_connections()  # the grade and the answer wait on the model: no connection is held meanwhile
         try:
             scores = self._grade(answerer, question, retrieval.contexts) if retrieval.contexts else []
             decision = select_trusted(scores, threshold=trust_threshold)
@@ -235,8 +233,10 @@ class AnswerFlow:
             yield AnswerEvent(EventKind.REFERENCES, {"references": references, "trust_score": trust})
             yield events.status("generating")
             released = self._released(ahead, decision.kept)
-            text = yield from self._generate(released.events() if released else answerer.answer(
-                self._answer_request(question, understanding, kept), cancel=self.cancel))
+            stream = released.events() if released else answerer.answer(
+                self._answer_request(question, understanding, kept), cancel=self.cancel)
+            release_connections()
+            text = yield from self._generate(stream)
             yield self.finish(question, content=text, references=references, trust=trust, out_of_context=False)
         finally:
             if ahead is not None:
@@ -347,24 +347,9 @@ def answer_stream(request: AskRequest, *, cancel: CancelToken | None = None) -> 
         yield _failure(flow, exc)
 
 
-def _public(exc: Exception) -> AppError:
-    """The error as the asker may see it: our own AppErrors as they are, anything else as a fixed sentence."""
-    if isinstance(exc, AppError):
-        return exc
-    if isinstance(exc, VectorStoreError):
-        kind: type[AppError] = VectorStoreUnavailable
-    elif isinstance(exc, ServiceError):
-        kind = ModelUnavailable
-    elif isinstance(exc, DatabaseError):
-        kind = Busy  # no connection free in time: worth a retry, unlike a crash
-    else:
-        kind = InternalError
-    return kind(PUBLIC_MESSAGES[kind.code])
-
-
 def _failure(flow: AnswerFlow, exc: Exception) -> AnswerEvent:
     """Log the cause under a fresh error id, record it on the question, and build the safe `error` event."""
-    public, error_id = _public(exc), new_error_id()
+    public, error_id = public_error(exc), new_error_id()
     guru = flow.request.guru.slug
     if isinstance(exc, AppError):
         logger.info("answer for guru %s refused (%s, error id %s): %s", guru, exc.code, error_id, exc.detail)
@@ -373,18 +358,12 @@ def _failure(flow: AnswerFlow, exc: Exception) -> AnswerEvent:
                        exc_info=exc)
     else:
         logger.error("answer for guru %s crashed (error id %s)", guru, error_id, exc_info=exc)
-    flow_abandon(flow, AnswerState.FAILED, public.code, _cause(exc), error_id=error_id)
+    try:
+        flow_abandon(flow, AnswerState.FAILED, public.code, error_cause(exc), error_id=error_id)
+    except DatabaseError as again:  # the database itself failed: the asker still gets the error event
+        logger.warning("could not record the failure of question %s (error id %s): %s",
+                       flow.question.pk if flow.question else None, error_id, again)
     return events.error(public.code, public.detail, error_id)
-
-
-def _cause(exc: BaseException) -> str:
-    """The exception and what it was raised from, for the maintainer (never sent to the asker)."""
-    parts, seen = [], 0
-    current: BaseException | None = exc
-    while current is not None and seen < 4:
-        parts.append(f"{type(current).__name__}: {current}")
-        current, seen = current.__cause__ or current.__context__, seen + 1
-    return " ← caused by ".join(parts)[:4000]
 
 
 def flow_abandon(flow: AnswerFlow, state: AnswerState, code: str, detail: str, *, error_id: str = "") -> None:

@@ -7,11 +7,12 @@ import signal
 import socket
 import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from tests.fakes.pdfs import write_pdf
-from tests.support.product import Browser, Product, eventually, launch, manage, stop
+from tests.support.product import Browser, Product, child_pid, eventually, launch, manage, stop
 
 pytestmark = pytest.mark.slow
 
@@ -67,6 +68,16 @@ def test_static_files_are_collected_and_sent_compressed(product: Product) -> Non
     with urllib.request.urlopen(request, timeout=30) as response:
         assert response.headers["Content-Encoding"] == "gzip"
         assert "max-age" in response.headers["Cache-Control"]
+
+
+def _niceness(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[16])
+
+
+def test_ingestion_runs_at_a_lower_cpu_priority_than_answering(product: Product) -> None:
+    worker, web = child_pid(product, b"worker"), child_pid(product, b"uvicorn")
+    assert worker is not None and web is not None
+    eventually(lambda: _niceness(worker) == _niceness(web) + 10, "the worker to lower its priority")
 
 
 def test_stops_cleanly_on_ctrl_c(product: Product) -> None:

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from backend.config.env import env_bool, env_path, env_str
+from backend.config.env import env_bool, env_int, env_path, env_str
 from backend.core.broker import SCHEME, register
 
 register()  # the `openguru-fs://` alias must exist in every process that publishes or consumes
@@ -53,3 +53,6 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     # Answers cut off by a dead web process are marked FAILED ("interrupted") instead of pending forever.
     "answering-fail-abandoned": {"task": "answering.fail_abandoned", "schedule": 5 * 60.0},
 }
+
+# Added to the niceness of worker processes (0: as the web's): ingestion must not starve answers of CPU.
+OPENGURU_WORKER_NICENESS = env_int("OPENGURU_WORKER_NICENESS", 10)

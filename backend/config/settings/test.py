@@ -22,3 +22,6 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
     DATABASES["default"]["TEST"] = {"NAME": str(DATA_DIR / "test.sqlite3")}  # noqa: F405
 # In-process tests do not run collectstatic; the launcher and compose do (see base.py).
 WHITENOISE_USE_FINDERS = True
+# Celery workers started inside the test process (tests/support/celery_worker.py) must not renice pytest
+# itself, and with it every process a later test starts.
+OPENGURU_WORKER_NICENESS = 0

@@ -124,8 +124,10 @@ async def open_loop(build: Request, rate: float, duration: float, *, token_event
                 await asyncio.sleep(delay)
             tasks.append(asyncio.create_task(_one(client, build, offset + n, token_event=token_event)))
         run.timings = list(await asyncio.gather(*tasks))
-        # Throughput over the arrival window: answers still open at its end finish later.
-        run.wall = max(duration, 1e-9)
+    # Completions per second between the first and the last completion: the arrival rate while the product
+    # keeps up, its capacity once answers queue up faster than they finish.
+    done = sorted(n / rate + t.last_byte for n, t in enumerate(run.timings) if not t.error)
+    run.wall = (done[-1] - done[0]) * len(done) / max(len(done) - 1, 1) if len(done) > 1 else duration
     return run
 
 

@@ -22,7 +22,7 @@ def _scale(values: list[float], size: float, *, log: bool) -> tuple[float, float
 
 def _panel(rows: list[dict[str, Any]], kind: str, x_label: str, left: float) -> list[str]:
     """One chart: x = burst size or rate, y = p95 first token (log ms), a line per profile."""
-    chosen = [r for r in rows if r["kind"] == kind and r.get("ok")]
+    chosen = [r for r in rows if r["kind"] == kind and r.get("ok") and "reindex_progress" not in r]
     if not chosen:
         return []
     inner_w, inner_h = WIDTH - 2 * PAD, HEIGHT - 2 * PAD
@@ -55,7 +55,7 @@ def render(rows: list[dict[str, Any]]) -> str:
     """The whole SVG document."""
     body = _panel(rows, "burst", "simultaneous streams (burst)", 0) + \
         _panel(rows, "rate", "arrivals per second (open loop)", WIDTH)
-    legend = [f'<text x="{PAD + 180 * i}" y="20" fill="{colour}">{profile}: solid ours, dashed fake LLM alone</text>'
+    legend = [f'<text x="{PAD + 340 * i}" y="20" fill="{colour}">{profile}: solid ours, dashed fake LLM alone</text>'
               for i, (profile, colour) in enumerate(COLOURS.items())]
     return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{2 * WIDTH}" height="{HEIGHT}" '
             f'font-family="sans-serif" font-size="12">' + "".join(legend + body) + "</svg>\n")

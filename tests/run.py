@@ -16,14 +16,8 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 
-from backend.core.sidecars import (
-    Sidecar,
-    SidecarError,
-    SidecarUnavailable,
-    start_milvus_lite,
-    start_postgres,
-    start_redis,
-)
+from backend.core.sidecars import SidecarUnavailable
+from tests.support.topology import start_data_stores
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -60,22 +54,9 @@ def _banner(text: str) -> None:
     sys.stdout.flush()
 
 
-def _production_services(work: Path) -> list[Sidecar]:
-    started: list[Sidecar] = []
-    try:
-        started.append(start_postgres(work_dir=work / "pg"))
-        started.append(start_redis(work_dir=work / "redis"))
-        started.append(start_milvus_lite(data_dir=work / "milvus", log_dir=work))
-    except SidecarError:
-        for sidecar in started:
-            sidecar.stop()
-        raise
-    return started
-
-
 def _production_pass(args: list[str], env: dict[str, str], work: Path, counts: Counts) -> int:
     try:
-        services = _production_services(work)
+        stores = start_data_stores(work)
     except SidecarUnavailable as exc:
         if os.environ.get("CI") == "true":
             _banner(f"PRODUCTION PROFILE CANNOT RUN IN CI: {exc}")
@@ -83,17 +64,16 @@ def _production_pass(args: list[str], env: dict[str, str], work: Path, counts: C
             return 1
         _banner(f"WARNING: production-profile tests SKIPPED: {exc}\n(CI runs them; install the servers to run here.)")
         return 0
-    pg, redis, milvus = services
-    prod_env = dict(env, DATABASE_URL=pg.url, REDIS_URL=redis.url, MILVUS_URI=milvus.url)
-    _banner(f"Pass 2: production profile (PostgreSQL {pg.url}, Redis {redis.url}, Milvus {milvus.url})")
+    pg, redis, milvus = (sidecar.url for sidecar in stores.sidecars)
+    prod_env = dict(env, DATABASE_URL=pg, REDIS_URL=redis, MILVUS_URI=milvus)
+    _banner(f"Pass 2: production profile (PostgreSQL {pg}, Redis {redis}, Milvus {milvus})")
     try:
         report = work / "production.xml"
         code = _pytest(["-m", "production_profile", *args], prod_env, report)
         counts.add(report)
         return code
     finally:
-        for sidecar in reversed(services):
-            sidecar.stop()
+        stores.stop()
 
 
 def main(argv: list[str]) -> int:

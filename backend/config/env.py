@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 from pathlib import Path
@@ -64,3 +65,15 @@ def env_mandatory(name: str) -> str:
     if not value:
         raise ImproperlyConfigured(f"The environment variable {name} must be set in production.")
     return value
+
+
+def ip_networks(values: list[str], *, setting: str, example: str) -> list[str]:
+    """Addresses and networks (CIDR) of a setting, normalised; anything else ("*", a host name) fails fast."""
+    networks = []
+    for value in values:
+        try:
+            networks.append(str(ipaddress.ip_network(value, strict=False)))
+        except ValueError as exc:
+            raise ImproperlyConfigured(
+                f"{setting}: {value!r} is not an IP address or network such as {example}") from exc
+    return networks

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import ipaddress
-
 from django.core.exceptions import ImproperlyConfigured
 
-from backend.config.env import env_int, env_list, env_str
+from backend.config.env import env_int, env_list, env_str, ip_networks
 
 # Counters from every process (web workers, Celery workers, beat) are summed in the store the processes
 # already share: Redis when REDIS_URL is set, else the database (backend/core/metrics_store.py).
@@ -25,15 +23,7 @@ OPENGURU_METRICS_TOKEN = env_str("OPENGURU_METRICS_TOKEN")
 
 def metrics_networks(values: list[str]) -> list[str]:
     """Addresses and networks (CIDR), normalised; anything else fails fast."""
-    networks = []
-    for value in values:
-        try:
-            networks.append(str(ipaddress.ip_network(value, strict=False)))
-        except ValueError as exc:
-            raise ImproperlyConfigured(
-                f"OPENGURU_METRICS_ALLOWED_IPS: {value!r} is not an IP address or network such as 10.0.0.0/8"
-            ) from exc
-    return networks
+    return ip_networks(values, setting="OPENGURU_METRICS_ALLOWED_IPS", example="10.0.0.0/8")
 
 
 OPENGURU_METRICS_ALLOWED_IPS = metrics_networks(env_list("OPENGURU_METRICS_ALLOWED_IPS", ["127.0.0.1", "::1"]))

@@ -37,14 +37,8 @@ sys.path.insert(0, str(REPO))
 
 import numpy as np  # noqa: E402
 
-from bench.answer_corpus import (  # noqa: E402
-    CorpusChunk,
-    CorpusWriter,
-    cache_hits,
-    cached_vectors,
-    pooled_vectors,
-    questions,
-)
+from bench.answer_corpus import CorpusChunk, CorpusWriter, questions  # noqa: E402
+from bench.answer_vectors import cache_hits, cached_vectors, pooled_vectors  # noqa: E402
 
 SIZES = (10_000, 100_000)
 SOURCES = 40

@@ -11,11 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
-
-import numpy as np
 
 TOPICS: dict[str, tuple[str, str, str, str]] = {
     # topic: (components, setting stems, errors, metrics) — comma-separated
@@ -153,7 +150,6 @@ TOPICS: dict[str, tuple[str, str, str, str]] = {
                 "checksum does not match",
                 "uploads per minute,scan backlog,thumbnail latency,rejected files"),
 }
-CACHE_BATCH = 256
 PRODUCTS = ("Atlas,Beacon,Cobalt,Drift,Ember,Falcon,Granite,Harbor,Ion,Juniper,Kestrel,Lumen,Meridian,Nimbus,"
             "Orchid,Pylon,Quartz,Raven,Summit,Tundra").split(",")
 UNITS = {"ms": (50, 30000), "seconds": (1, 900), "MB": (16, 8192), "connections": (5, 500), "percent": (1, 95),
@@ -316,7 +312,7 @@ class CorpusWriter:
     def _sentence(self, page: _Page) -> str:
         for _ in range(20):
             text = page.rng.choice(SENTENCES).format(**page.slots())
-            key = hashlib.blake2b(text.encode(), digest_size=8).digest()
+            key = text_key(text)
             if key not in self._seen:
                 self._seen.add(key)
                 return text
@@ -351,54 +347,6 @@ def questions(count: int, seed: int = 99) -> list[str]:
     return [rng.choice(QUESTIONS).format(**_Page.draw(rng, i).slots()) for i in range(count)]
 
 
-def _row_key(text: str) -> bytes:
+def text_key(text: str) -> bytes:
+    """8 bytes that identify a chunk's text (duplicate check here, cache rows in answer_vectors)."""
     return hashlib.blake2b(text.encode(), digest_size=8).digest()
-
-
-def cached_vectors(texts: list[str], embed: Callable[[list[str]], list[list[float]]], cache: Path, *,
-                   dimension: int, capacity: int, progress: Callable[[int, int], None] | None = None) -> np.ndarray:
-    """Vectors of `texts` from the real embedder, kept on disk row by row (each row keyed by its text's hash).
-
-    Rows already embedded for the same text are reused, so a second run (or the 10k prefix of the 100k
-    corpus) costs no embedding; a missing or changed row is embedded and written. Interrupted runs resume.
-    """
-    cache.mkdir(parents=True, exist_ok=True)
-    vectors_path, keys_path = cache / f"vectors-{dimension}.npy", cache / f"keys-{dimension}.npy"
-    if not vectors_path.exists() or np.load(keys_path, mmap_mode="r").shape[0] < capacity:
-        np.lib.format.open_memmap(vectors_path, mode="w+", dtype=np.float32, shape=(capacity, dimension)).flush()
-        np.lib.format.open_memmap(keys_path, mode="w+", dtype=np.uint8, shape=(capacity, 8)).flush()
-    vectors = np.load(vectors_path, mmap_mode="r+")
-    keys = np.load(keys_path, mmap_mode="r+")
-    wanted = [_row_key(text) for text in texts]
-    missing = [i for i, key in enumerate(wanted) if bytes(keys[i]) != key]
-    for start in range(0, len(missing), CACHE_BATCH):
-        rows = missing[start:start + CACHE_BATCH]
-        vectors[rows] = np.asarray(embed([texts[i] for i in rows]), dtype=np.float32)
-        keys[rows] = np.frombuffer(b"".join(wanted[i] for i in rows), dtype=np.uint8).reshape(len(rows), 8)
-        vectors.flush()
-        keys.flush()
-        if progress is not None:
-            progress(start + len(rows), len(missing))
-    return np.asarray(vectors[: len(texts)])
-
-
-def cache_hits(texts: list[str], cache: Path, *, dimension: int) -> int:
-    """How many of `texts` already have their vector in the cache (nothing is embedded)."""
-    keys_path = cache / f"keys-{dimension}.npy"
-    if not keys_path.exists():
-        return 0
-    keys = np.load(keys_path, mmap_mode="r")
-    count = min(len(texts), keys.shape[0])
-    stored = np.asarray(keys[:count]).tobytes()
-    return sum(stored[i * 8:(i + 1) * 8] == _row_key(texts[i]) for i in range(count))
-
-
-def pooled_vectors(chunks: list[CorpusChunk], embed: Callable[[list[str]], list[list[float]]]) -> np.ndarray:
-    """One real vector per (product, topic) — that of its first chunk — for every chunk of the pair."""
-    pair = [chunk.doc_key.split("/")[3:5] for chunk in chunks]
-    firsts: dict[str, int] = {}
-    for i, (product, topic) in enumerate(pair):
-        firsts.setdefault(f"{product}/{topic}", i)
-    vectors = np.asarray(embed([chunks[i].text for i in firsts.values()]), dtype=np.float32)
-    row = {key: n for n, key in enumerate(firsts)}
-    return vectors[[row[f"{product}/{topic}"] for product, topic in pair]]

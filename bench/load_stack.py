@@ -6,7 +6,7 @@ import os
 import subprocess
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from bench import load_corpus
@@ -39,7 +39,6 @@ class Stack:
     site_url: str
     slug: str = "bench"
     key: str = ""
-    extra: dict[str, str] = field(default_factory=dict)
 
     def cpu_seconds(self) -> float:
         """User + system CPU of every process of the product (its supervisor and all descendants)."""
@@ -66,7 +65,7 @@ class Stack:
         self.manage("add_source", self.slug, url, "--mode", "sitemap", "--max-pages", str(pages), "--no-wait")
 
     def large_source_progress(self) -> str:
-        return self.manage("shell", "-c", PROGRESS).strip()
+        return self.manage("shell", "-c", PROGRESS).strip().splitlines()[-1]  # after the shell's banner
 
 
 def descendants(root: int) -> list[int]:

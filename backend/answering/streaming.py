@@ -109,16 +109,12 @@ class AnswerPump:
     def _pump(self, produce: Callable[[], Iterator[AnswerEvent]]) -> None:
         close_old_connections()
         events = produce()
-        streaming = False
         try:
+            # The pipeline gives its connection back before each wait on the model (answering/services.py).
             for event in events:
                 self._channel.put(event)
                 if self.cancel.cancelled:
                     break
-                # A status starts a stage that waits on a service; the first delta, the model's stream.
-                if event.kind is EventKind.STATUS or (event.kind is EventKind.DELTA and not streaming):
-                    streaming = streaming or event.kind is EventKind.DELTA
-                    release_connections()
         except Exception:  # answer_stream turns failures into events; this is a last resort, logged
             error_id = new_error_id()
             logger.exception("answer stream failed (error id %s)", error_id)

@@ -1,4 +1,4 @@
-"""Data sources, the files of GitHub repositories, and summarisation trees."""
+"""Data sources, the files of Git repositories, and summarisation trees."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from backend.gurus.models import Guru
 
 class SourceKind(models.TextChoices):
     YOUTUBE = "YOUTUBE", "YouTube video"
-    WEBSITE = "WEBSITE", "Website page"
+    WEBSITE = "WEBSITE", "Website"
     PDF = "PDF", "PDF document"
-    GITHUB_REPO = "GITHUB_REPO", "GitHub repository"
+    GITHUB_REPO = "GITHUB_REPO", "Git repository"
 
 
 class SourceStatus(models.TextChoices):

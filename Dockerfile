@@ -1,4 +1,4 @@
-# OpenGuru application image: one image for every app role (web, worker, beat, migrate, discord).
+# OpenGuru application image: one image for every app role (web, worker, beat, migrate).
 # The role is chosen by the command; the default command runs the ASGI web server.
 FROM python:3.11-slim
 

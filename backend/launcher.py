@@ -11,6 +11,7 @@ import argparse
 import contextlib
 import logging
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -138,6 +139,13 @@ def _tend(child: Child, now: float) -> None:
         logger.info("restarted %s (pid %s)", child.name, child.proc.pid)
 
 
+def _manage_hint(data_dir: Path) -> str:
+    """How the user reaches this data dir's management commands from a shell in the checkout."""
+    if data_dir == (REPO / "var").resolve():
+        return "./openguru manage"
+    return f"OPENGURU_DATA_DIR={shlex.quote(str(data_dir))} ./openguru manage"
+
+
 def _start_services(args: argparse.Namespace, env: dict[str, str], running: Running) -> str:
     data_dir: Path = args.data_dir
     log_dir = data_dir / "logs"
@@ -145,7 +153,7 @@ def _start_services(args: argparse.Namespace, env: dict[str, str], running: Runn
     _manage(env, "migrate", "--noinput", capture=True)
     # Collected (and pre-compressed) files let WhiteNoise send gzip/brotli with far-future cache headers.
     _manage(env, "collectstatic", "--noinput", capture=True)
-    admin_text = _manage(env, "ensure_admin", capture=True)
+    admin_text = _manage(env, "ensure_admin", "--manage-command", _manage_hint(data_dir), capture=True)
     running.sidecar = start_milvus_lite(data_dir=data_dir / "milvus.db", port=args.milvus_port, log_dir=log_dir)
     env["MILVUS_URI"] = running.sidecar.url
     (data_dir / "run.env").write_text(f"MILVUS_URI={running.sidecar.url}\n")

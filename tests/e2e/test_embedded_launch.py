@@ -87,3 +87,7 @@ def test_stops_cleanly_on_ctrl_c(product: Product) -> None:
     with pytest.raises(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
         pass
     assert not (product.data_dir / "run.env").exists()
+    # Warnings on every connection bury the lines that matter (issue #14).
+    for log in (product.data_dir / "logs").glob("*.log"):
+        text = log.read_text(errors="replace")
+        assert "No hostname was supplied" not in text and "too_many_pings" not in text, log.name

@@ -33,11 +33,19 @@ VENDOR_ERRORS = (MilvusException, grpc.RpcError, grpc.FutureTimeoutError)
 # gRPC backs off reconnecting to a server that went away by up to 120 s, and pymilvus' reconnect reuses the
 # process-wide subchannel in that backoff: a restarted Milvus stayed unreachable for the next calls. A
 # channel of its own that retries within a second recovers on the first question after Milvus is back.
+#
+# Keep-alive: pymilvus pings every 10 s, but gRPC C-core servers (milvus-lite's) accept at most one ping per
+# 5 minutes without data and answer more with GOAWAY "too_many_pings": after ~2 idle minutes every process
+# logged it and dropped its connection. Pinging every 5 minutes suits both it and Milvus standalone (which
+# allows one per 5 s); a dead server is still found by the call timeout and the fast reconnect above.
+SERVER_MIN_PING_INTERVAL_MS = 300_000
 RECONNECT_OPTIONS = {
     "grpc.use_local_subchannel_pool": 1,
     "grpc.initial_reconnect_backoff_ms": 200,
     "grpc.min_reconnect_backoff_ms": 200,
     "grpc.max_reconnect_backoff_ms": 1000,
+    "grpc.keepalive_time_ms": SERVER_MIN_PING_INTERVAL_MS,
+    "grpc.keepalive_timeout_ms": 20_000,
 }
 
 _clients: dict[tuple[str, str], MilvusClient] = {}

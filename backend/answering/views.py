@@ -15,12 +15,14 @@ from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET, require_POST
 
 from backend.answering.feedback import feedback_set, parse_feedback, session_question
-from backend.answering.models import AnswerState, Channel, Question
+from backend.answering.links import replay_events, shared_question
+from backend.answering.models import Channel
 from backend.answering.services import AskRequest, answer_stream
 from backend.answering.streaming import AnswerPump, is_error
 from backend.answering.validation import clean_question
 from backend.core.errors import InvalidQuestion, NotFound, status_for
 from backend.core.ratelimit import client_ip, hit
+from backend.gurus.examples import guru_example_texts
 from backend.gurus.icons import guru_icon_src
 from backend.gurus.models import Guru
 from backend.pipeline.llm_types import CancelToken
@@ -43,14 +45,26 @@ def _visible_guru(request: HttpRequest, slug: str) -> Guru:
 @ensure_csrf_cookie
 def guru_page(request: HttpRequest, slug: str) -> HttpResponse:
     guru = _visible_guru(request, slug)
-    examples = list(
-        Question.objects.filter(guru=guru, parent__isnull=True, out_of_context=False, intent="question",
-                                state=AnswerState.COMPLETE)
-        .exclude(content="").order_by("-created_at").values_list("question", flat=True).distinct()[:4]
-    )
-    return render(request, "guru/page.html", {"guru": guru, "ask_url": f"/g/{guru.slug}/ask/",
-                                              "feedback_url": f"/g/{guru.slug}/feedback/", "examples": examples,
-                                              "icon_src": guru_icon_src(guru)})
+    # Only what a maintainer published: nothing one visitor typed is shown to another (issue #14).
+    examples = guru_example_texts(guru=guru)
+    return render(request, "guru/page.html", {**_page_context(guru), "examples": examples})
+
+
+def _page_context(guru: Guru) -> dict[str, Any]:
+    return {"guru": guru, "ask_url": f"/g/{guru.slug}/ask/", "feedback_url": f"/g/{guru.slug}/feedback/",
+            "icon_src": guru_icon_src(guru)}
+
+
+@require_GET
+@ensure_csrf_cookie
+def shared_answer(request: HttpRequest, slug: str, token: str) -> HttpResponse:
+    """One stored answer, opened from its share link (the API's `question_url`), above the ask form."""
+    guru = _visible_guru(request, slug)
+    question = shared_question(guru, token)
+    if question is None:
+        raise Http404("This answer link is not valid.")
+    return render(request, "guru/page.html", {**_page_context(guru), "shared_events": replay_events(question),
+                                              "shared_question": question})
 
 
 @require_GET

@@ -59,6 +59,28 @@ class Guru(TimeStampedModel):
         return self.name
 
 
+MAX_EXAMPLES = 10
+MAX_EXAMPLE_CHARS = 200
+
+
+class ExampleQuestion(TimeStampedModel):
+    """A suggested question visitors may click ("Try: …"); only approved ones are ever shown to visitors."""
+
+    guru = models.ForeignKey(Guru, on_delete=models.CASCADE, related_name="example_questions")
+    text = models.CharField(max_length=MAX_EXAMPLE_CHARS)
+    position = models.PositiveSmallIntegerField(default=0)
+    approved = models.BooleanField(default=True, help_text="Set by a maintainer; unapproved examples stay hidden.")
+
+    class Meta:
+        ordering = ["guru", "position", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["guru", "text"], name="example_question_unique_per_guru"),
+        ]
+
+    def __str__(self) -> str:
+        return self.text
+
+
 class VectorCollection(models.Model):
     """The collection a guru has in the vector store; written only by gurus.services.
 

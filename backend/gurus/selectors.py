@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import QuerySet
+from django.utils.text import slugify
 
 from backend.adapters import registry
-from backend.gurus.models import CollectionStatus, Guru, VectorCollection
+from backend.gurus.models import SLUG_PATTERN, CollectionStatus, Guru, VectorCollection
 from backend.gurus.services import collection_name_for
 from backend.pipeline.errors import ServiceError
 from backend.pipeline.types import CollectionInfo
@@ -89,3 +91,22 @@ def guru_collection_reports(*, gurus: QuerySet[Guru] | None = None) -> list[Coll
     gurus = (gurus if gurus is not None else Guru.objects.all()).order_by("slug")
     records = {r.guru_id: r for r in VectorCollection.objects.filter(guru_id__in=[g.pk for g in gurus])}
     return [_report(g, records.get(g.pk)) for g in gurus]
+
+
+def answerer_kind() -> str:
+    """Which answerer writes answers on this install: "llm" (a chat model is configured) or "offline"
+    (the extractive answerer: answers are passages quoted from the sources)."""
+    return "offline" if registry.chat_model() is None else "llm"
+
+
+def guru_slug_from_name(name: str) -> str:
+    """A free slug for a new guru called `name`: Django's slugify cut to the slug rules, then -2, -3… if taken."""
+    base = re.sub(r"[-_]+", "-", slugify(name)).strip("-")[:50].strip("-")
+    if not re.fullmatch(SLUG_PATTERN, base):
+        base = "guru"  # nothing of the name survives slugify (e.g. only non-Latin letters)
+    slug, number = base, 1
+    while Guru.objects.filter(slug=slug).exists():
+        number += 1
+        suffix = f"-{number}"
+        slug = base[: 50 - len(suffix)].rstrip("-") + suffix
+    return slug

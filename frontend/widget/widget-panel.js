@@ -21,6 +21,11 @@
     refused: "This site is not allowed to use this widget.",
     badKey: "This widget is not set up correctly: its widget id is not valid.",
   });
+  // The footer under the panel says what is true of this install's answers (GET /widget/guru/ `answerer`).
+  const FOOT = Object.freeze({
+    llm: "AI-generated answers can be wrong: check the sources.",
+    offline: "Answers are passages quoted from the sources.",
+  });
   const CSS = String(window.OpenGuruWidgetCss || "");
   const data = script.dataset;
   const widgetKey = String(data.widgetId || "").trim();
@@ -143,7 +148,12 @@
       head.append(this.iconEl, this.titleEl, this.resetBtn, closeBtn);
 
       this.thread = attrs(el("div", "thread"), { role: "log", "aria-label": "Conversation" });
-      this.introEl = el("p", "intro", "Ask a question. Answers cite their sources.");
+      // The intro and the maintainer's example questions, shown while the conversation is empty.
+      this.introEl = el("div", "start");
+      this.introText = el("p", "intro", "Ask a question. Answers cite their sources.");
+      this.examplesEl = attrs(el("div", "examples"), { role: "group", "aria-label": "Example questions" });
+      this.examplesEl.hidden = true;
+      this.introEl.append(this.introText, this.examplesEl);
       this.bannerEl = attrs(el("p", "banner"), { role: "alert" });
       this.bannerEl.hidden = true;
       this.thread.append(this.introEl, this.bannerEl);
@@ -170,8 +180,9 @@
       });
       this.formError = attrs(el("p", "form-error"), { role: "alert" });
       this.formError.hidden = true;
-      const foot = el("p", "foot", "AI answers can be wrong: check the sources.");
-      panel.append(head, this.thread, form, this.formError, foot);
+      this.footEl = el("p", "foot"); // what is true of the answers, once the server has said which answerer runs
+      this.footEl.hidden = true;
+      panel.append(head, this.thread, form, this.formError, this.footEl);
       root.addEventListener("keydown", (event) => this.onKeydown(event));
 
       root.append(this.launcher, panel);
@@ -215,8 +226,27 @@
         this.iconEl.src = icon;
         this.iconEl.hidden = false;
       }
-      if (guru.intro_text) this.introEl.textContent = str(guru.intro_text, 2000);
+      if (guru.intro_text) this.introText.textContent = str(guru.intro_text, 2000);
+      this.setExamples(guru.example_questions);
+      const foot = FOOT[guru.answerer] || "";
+      this.footEl.textContent = foot;
+      this.footEl.hidden = !foot;
       return "";
+    }
+
+    /** The approved example questions the server sent (none: no chips); a click puts one in the box. */
+    setExamples(list) {
+      const texts = Array.isArray(list) ? list.map((text) => str(text, 200).trim()).filter(Boolean).slice(0, 10) : [];
+      this.examplesEl.replaceChildren(...texts.map((text) => {
+        const chip = attrs(el("button", "chip", text), { type: "button" });
+        chip.addEventListener("click", () => {
+          this.input.value = text;
+          this.autosize();
+          this.input.focus();
+        });
+        return chip;
+      }));
+      this.examplesEl.hidden = !texts.length;
     }
 
     setName(name) {

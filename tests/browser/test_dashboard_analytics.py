@@ -86,3 +86,35 @@ def test_settings_pages_render(page: Page, asgi_live_server: str, page_errors: l
     expect(page.locator(".message.warning")).to_contain_text("Split sizes changed")
     save_screenshot(page, "dashboard-settings-instance")
     assert page_errors == []
+
+
+def _overlap(a: dict[str, float], b: dict[str, float]) -> bool:
+    return a["x"] < b["x"] + b["width"] and b["x"] < a["x"] + a["width"] \
+        and a["y"] < b["y"] + b["height"] and b["y"] < a["y"] + a["height"]
+
+
+@pytest.mark.parametrize(("label", "viewport"), [("normal", {"width": 1280, "height": 900}),
+                                                 ("narrow", {"width": 390, "height": 844})])
+def test_the_cost_heading_has_its_own_card(
+    page: Page, asgi_live_server: str, label: str, viewport: dict[str, int],
+) -> None:
+    user = UserFactory(username="ana")
+    guru = GuruFactory(slug="celery", name="Celery")
+    guru.maintainers.add(user)
+    _questions(guru)
+    log_in_as(page, asgi_live_server, user)
+    page.set_viewport_size(viewport)
+    page.goto(f"{asgi_live_server}/dashboard/g/celery/analytics/")
+    channels = page.locator("section.card", has=page.get_by_role("heading", name="Channels", exact=True))
+    cost = page.get_by_role("heading", name="Cost", exact=True)
+    expect(channels).to_have_count(1)
+    expect(cost).to_be_visible()
+    card, heading = channels.bounding_box(), cost.bounding_box()
+    assert card is not None and heading is not None
+    assert not _overlap(card, heading), (card, heading)
+    cost_card = page.locator("section.card", has=cost)
+    box = cost_card.bounding_box()
+    assert box is not None and not _overlap(card, box) and box["y"] >= card["y"] + card["height"]
+    expect(cost_card).to_contain_text("USD of model usage in this period")
+    cost_card.scroll_into_view_if_needed()
+    save_screenshot(page, f"dashboard-analytics-cost-{label}")

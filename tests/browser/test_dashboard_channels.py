@@ -124,3 +124,29 @@ def test_a_new_key_is_shown_once_and_a_reload_does_not_repeat_it(
     expect(page.locator(".message.success")).to_contain_text("Revoked “CI bot”")
     assert APIKey.objects.get().revoked_at is not None
     assert page_errors == []
+
+
+def test_integrations_tab_says_what_this_install_offers(
+    page: Page, asgi_live_server: str, maintainer: AbstractUser, page_errors: list[str],
+    screenshot: Callable[..., Path],
+) -> None:
+    GuruFactory(slug="plain", name="Plain Guru").maintainers.add(maintainer)
+    log_in_as(page, asgi_live_server, maintainer)
+    page.goto(f"{asgi_live_server}/dashboard/g/plain/")
+    page.get_by_role("link", name="Integrations").click()
+    body = page.locator(".dash-body")
+    expect(body.locator("#slack")).to_contain_text("This version of OpenGuru has no Slack bot")
+    expect(body.locator("#discord")).to_contain_text("This version of OpenGuru has no Discord bot")
+    for promise in ["Coming soon", "their own issues", "will need"]:
+        expect(body).not_to_contain_text(promise)
+    available = body.locator("#available")
+    expect(available).to_contain_text("The widget")
+    expect(available).to_contain_text("The REST API")
+    screenshot("integrations")
+    available.get_by_role("link", name="Channels").first.click()
+    expect(page).to_have_url(f"{asgi_live_server}/dashboard/g/plain/channels/#widgets")
+    page.go_back()
+    page.locator("#available").get_by_role("link", name=f"{asgi_live_server}/api/docs/").click()
+    expect(page).to_have_url(f"{asgi_live_server}/api/docs/")
+    expect(page.get_by_text("OpenGuru API").first).to_be_visible()
+    assert page_errors == []

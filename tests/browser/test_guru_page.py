@@ -15,6 +15,7 @@ from pytest_django.fixtures import Settings as SettingsWrapper
 
 from backend.adapters.llm.fake import RecordedRequest, ReplyScript, ScriptedReply
 from backend.answering.models import Question
+from backend.gurus.examples import guru_example_add
 from backend.gurus.models import Guru
 from backend.sources.models import SourceKind, SourceStatus
 from backend.sources.services import source_create
@@ -219,12 +220,17 @@ def test_ask_stream_follow_up_and_off_topic(
     assert [body["session_id"] for body in bodies] == [None, session_id, session_id]
     assert page_errors == []
 
-    # Asked questions come back as example chips that fill the box.
+    # What visitors asked is never suggested to the next visitor; only examples a maintainer published are.
     page.goto(f"{asgi_live_server}/g/celery/")
-    chip = page.locator(".example-chip").first
-    expect(chip).to_be_visible()
+    expect(page.get_by_label("Ask Celery Guru a question")).to_be_visible()
+    expect(page.locator(".examples")).to_have_count(0)
+    assert FIRST_QUESTION not in page.content()
+    guru_example_add(guru=celery_guru, text="Which brokers are supported?")
+    page.goto(f"{asgi_live_server}/g/celery/")
+    chip = page.locator(".example-chip")
+    expect(chip).to_have_count(1)
     chip.click()
-    expect(page.get_by_label("Ask Celery Guru a question")).to_have_value(chip.text_content() or "")
+    expect(page.get_by_label("Ask Celery Guru a question")).to_have_value("Which brokers are supported?")
     page.set_viewport_size({"width": 390, "height": 844})
     screenshot("mobile-empty")
 

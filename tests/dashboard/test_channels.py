@@ -337,18 +337,21 @@ def test_channels_page_queries_are_bounded(alice: AbstractUser, guru: Guru,
 # ---- integrations -----------------------------------------------------------------------------------------------
 
 
-def test_integrations_page_says_what_exists_and_what_is_coming(alice: AbstractUser, guru: Guru) -> None:
+def test_integrations_page_says_what_is_true_for_this_install(alice: AbstractUser, guru: Guru) -> None:
     client = logged_in(alice)
     page = client.get(url("integrations", guru)).content.decode()
-    assert page.count('<span class="badge">not connected</span>') == 2
-    assert "signing secret" in page and "bot token" in page and "arrive with their own issues" in page
+    assert page.count('<span class="badge">not available</span>') == 2
+    assert "no Slack bot" in page and "no Discord bot" in page
+    assert f'href="/dashboard/g/{guru.slug}/channels/#widgets"' in page and 'href="/api/docs/"' in page
+    for promise in ["Coming soon", "their own issues", "will need", "arrives with", "will be stored"]:
+        assert promise not in page, promise
     body = page.split('<section class="dash-body">', 1)[1]
     assert "<form" not in body and "<input" not in body  # no form pretending to work
 
     Integration.objects.create(kind=IntegrationKind.SLACK, guru=guru, external_id="T0123",
                                workspace_name="Acme & Co", access_token="xoxb-secret", signing_secret="shh")
     page = client.get(url("integrations", guru)).content.decode()
-    assert page.count('<span class="badge">not connected</span>') == 1
-    assert '<span class="badge ok">connected</span>' in page
+    assert page.count('<span class="badge">not available</span>') == 1
+    assert '<span class="badge warn">stored, not in use</span>' in page and "no part of this version uses it" in page
     assert "Acme &amp; Co" in page and "T0123" in page
     assert "xoxb-secret" not in page and "shh" not in page

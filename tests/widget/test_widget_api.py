@@ -123,7 +123,7 @@ def test_guru_endpoint_and_exact_cors_headers(widget: WidgetId) -> None:
     assert response.status_code == 200
     assert response.json() == {"slug": "docs", "name": "Docs Guru", "colors": {"base_color": "#0f9500"},
                                "icon_url": "https://docs.example.com/icon.png", "intro_text": "Ask me.",
-                               "domain": "Task queues for Python"}
+                               "domain": "Task queues for Python", "example_questions": [], "answerer": "offline"}
     assert cors_headers(response) == {"access-control-allow-origin": ORIGIN,
                                       "access-control-expose-headers": "Retry-After"}
     assert "Origin" in response["Vary"]

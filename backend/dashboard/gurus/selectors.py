@@ -5,11 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.contrib.auth.models import AnonymousUser, User
-from django.db.models import Count, IntegerField, OuterRef, Q, Subquery, Sum
+from django.db.models import Count, IntegerField, Max, OuterRef, Q, Subquery, Sum
 from django.db.models.functions import Coalesce
 
-from backend.answering.models import Question
+from backend.answering.models import AnswerState, Question
 from backend.api.models import APIKey
+from backend.gurus.examples import InvalidExample, example_text_clean
 from backend.gurus.models import Guru
 from backend.gurus.selectors import guru_collection_reports, guru_list_for_user
 from backend.sources.models import DataSource, SourceStatus
@@ -74,3 +75,32 @@ def guru_deletion_summary(*, guru: Guru) -> DeletionSummary:
         widget_ids=WidgetId.objects.filter(guru=guru).count(),
         collection=reports[0].record.name if reports and reports[0].record else reports[0].expected_name,
     )
+
+
+@dataclass(frozen=True)
+class AskedQuestion:
+    """A question visitors asked, offered to the maintainer to publish as an example (never shown as is)."""
+
+    text: str
+    times: int
+
+
+def example_candidates(*, guru: Guru, published: list[str], limit: int = 8) -> list[AskedQuestion]:
+    """Recent distinct first questions that were answered and not voted down, minus those already published."""
+    rows = (
+        Question.objects.filter(guru=guru, parent__isnull=True, out_of_context=False, intent="question",
+                                state=AnswerState.COMPLETE)
+        .exclude(content="").exclude(feedback=-1)
+        .values("question").annotate(times=Count("pk"), last=Max("created_at")).order_by("-last")[: limit * 2]
+    )
+    taken = set(published)
+    found = [AskedQuestion(row["question"], row["times"]) for row in rows if _as_example(row["question"]) not in taken]
+    return found[:limit]
+
+
+def _as_example(text: str) -> str:
+    """The text as it would be published, to recognise a question that already is an example."""
+    try:
+        return example_text_clean(text)
+    except InvalidExample:
+        return text

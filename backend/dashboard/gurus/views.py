@@ -6,14 +6,23 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from backend.core.errors import Conflict
+from backend.core.errors import Conflict, NotFound
 from backend.dashboard.access import AuthenticatedHttpRequest, guru_view
 from backend.dashboard.gurus.forms import GuruForm
-from backend.dashboard.gurus.selectors import guru_deletion_summary, guru_overview_rows
+from backend.dashboard.gurus.selectors import example_candidates, guru_deletion_summary, guru_overview_rows
+from backend.gurus.examples import (
+    InvalidExample,
+    guru_example_add,
+    guru_example_edit,
+    guru_example_move,
+    guru_example_remove,
+    guru_examples,
+)
 from backend.gurus.icons import guru_icon_clear, guru_icon_set, guru_icon_src
-from backend.gurus.models import Guru
+from backend.gurus.models import MAX_EXAMPLE_CHARS, MAX_EXAMPLES, Guru
 from backend.gurus.services import (
     MaintainerError,
     guru_create,
@@ -61,9 +70,50 @@ def guru_edit(request: HttpRequest, guru: Guru) -> HttpResponse:
             _apply_icon(guru, form)
             messages.success(request, "Saved." if form.changed_data else "Nothing changed.")
             return redirect("dashboard:guru-edit", slug=guru.slug)
+    examples = guru_examples(guru=guru)
     context = {"form": form, "creating": False, "guru": guru, "icon_src": guru_icon_src(guru),
-               "maintainers": guru.maintainers.order_by("username").only("id", "username", "email")}
+               "maintainers": guru.maintainers.order_by("username").only("id", "username", "email"),
+               "examples": examples, "max_examples": MAX_EXAMPLES, "max_example_chars": MAX_EXAMPLE_CHARS,
+               "candidates": example_candidates(guru=guru, published=[e.text for e in examples])}
     return render(request, "dashboard/gurus/form.html", context)
+
+
+def _examples_url(guru: Guru) -> str:
+    return reverse("dashboard:guru-edit", args=[guru.slug]) + "#examples"
+
+
+@guru_view
+@require_POST
+def example_add(request: HttpRequest, guru: Guru) -> HttpResponse:
+    """Publish an example question: written by the maintainer, or picked from asked questions and edited."""
+    try:
+        example = guru_example_add(guru=guru, text=request.POST.get("text", "")[:5000])
+    except InvalidExample as exc:
+        messages.error(request, exc.detail)
+    else:
+        messages.success(request, f"Published the example “{example.text}”: visitors see it now.")
+    return redirect(_examples_url(guru))
+
+
+@guru_view
+@require_POST
+def example_change(request: HttpRequest, guru: Guru, example_id: int) -> HttpResponse:
+    """One example's buttons: save its wording, move it up or down, or remove it."""
+    action = request.POST.get("action", "")
+    try:
+        if action == "save":
+            guru_example_edit(guru=guru, example_id=example_id, text=request.POST.get("text", "")[:5000])
+            messages.success(request, "Saved the example.")
+        elif action in ("up", "down"):
+            guru_example_move(guru=guru, example_id=example_id, offset=-1 if action == "up" else 1)
+        elif action == "remove":
+            guru_example_remove(guru=guru, example_id=example_id)
+            messages.success(request, "Removed the example: visitors no longer see it.")
+        else:
+            messages.error(request, "Unknown action.")
+    except (InvalidExample, NotFound) as exc:
+        messages.error(request, exc.detail)
+    return redirect(_examples_url(guru))
 
 
 @guru_view

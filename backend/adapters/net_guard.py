@@ -21,10 +21,17 @@ Resolver = Callable[[str, int], list[str]]
 
 # Cloud metadata endpoints that are not covered by the private/link-local ranges.
 _METADATA = (ipaddress.ip_network("fd00:ec2::254/128"), ipaddress.ip_network("100.100.100.200/32"))
+DEFAULT_PORTS = {"https": 443, "http": 80, "git": 9418}
+# Settings are read once per process: a maintainer who edits the allow-list must know nothing changes until then.
+RESTART_NOTE = "OPENGURU_FETCH_ALLOWLIST is read when OpenGuru starts: restart it after changing the list."
 
 
 class BlockedUrlError(PermanentServiceError):
     """The URL is not allowed for fetching on a user's behalf."""
+
+
+class AddressBlockedError(BlockedUrlError):
+    """The URL is well formed but its host resolves to an address the policy does not allow."""
 
 
 def system_resolver(host: str, port: int) -> list[str]:
@@ -89,6 +96,8 @@ class UrlPolicy:
 
     allow: tuple[str, ...] = ()
     schemes: tuple[str, ...] = ("http", "https")
+    public: bool = True
+    """False: only allow-listed hosts and networks pass, public ones included (for plain-text git transports)."""
 
     @classmethod
     def from_setting(cls, entries: Sequence[str], *, schemes: Sequence[str] = ("http", "https")) -> UrlPolicy:
@@ -105,7 +114,7 @@ class UrlPolicy:
                 return True
         if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
             address = address.ipv4_mapped
-        if any(address in network for network in _METADATA):
+        if any(address in network for network in _METADATA) or not self.public:
             return False
         return address.is_global and not (address.is_multicast or address.is_reserved)
 
@@ -122,7 +131,7 @@ def check_url(url: str, policy: UrlPolicy, *, resolver: Resolver = system_resolv
     if parts.username or parts.password:
         raise BlockedUrlError("URLs with credentials in them are not fetched; configure a token instead.")
     try:
-        port = parts.port or (443 if parts.scheme.lower() == "https" else 80)
+        port = parts.port or DEFAULT_PORTS.get(parts.scheme.lower(), 80)
     except ValueError as exc:
         raise BlockedUrlError(f"The URL {url!r} has an invalid port.") from exc
     if policy.host_allowed(host, port):
@@ -130,9 +139,9 @@ def check_url(url: str, policy: UrlPolicy, *, resolver: Resolver = system_resolv
     addresses = resolver(host, port)
     blocked = [a for a in addresses if not policy.address_allowed(ipaddress.ip_address(a.split("%")[0]), port)]
     if blocked or not addresses:
-        raise BlockedUrlError(
+        raise AddressBlockedError(
             f"{host} resolves to a private, loopback or link-local address ({', '.join(blocked) or 'none'}); "
             f"OpenGuru does not fetch internal addresses unless OPENGURU_FETCH_ALLOWLIST allows them (port {port} "
-            "here; an entry such as 10.0.0.5:8080 allows one port, 10.0.0.5 every port)."
+            f"here; an entry such as 10.0.0.5:8080 allows one port, 10.0.0.5 every port). {RESTART_NOTE}"
         )
     return host

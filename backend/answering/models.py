@@ -119,7 +119,7 @@ class Question(TimeStampedModel):
 
 
 class Citation(models.Model):
-    """One source cited by one answer, so analytics counts citations in SQL instead of reading every answer.
+    """One source (one page, for a website) cited by one answer, so analytics counts citations in SQL.
 
     `source_id` has no foreign key: a deleted source's citations still count (shown with the title it had).
     `guru` and `created_at` repeat the question's so a guru's period is one indexed range, without a join.
@@ -129,12 +129,17 @@ class Citation(models.Model):
     guru = models.ForeignKey(Guru, on_delete=models.CASCADE, related_name="+")
     source_id = models.PositiveBigIntegerField()
     title = models.CharField(max_length=500, blank=True)
+    # The page of a website source the cited chunk came from ("" for other kinds and older rows): a sitemap's
+    # citations count per page, not all under the source.
+    page_url = models.CharField(max_length=2000, blank=True, default="")
+    page_title = models.CharField(max_length=500, blank=True, default="")
     created_at = models.DateTimeField()
 
     class Meta:
         indexes = [models.Index(fields=["guru", "created_at"])]
         constraints = [
-            models.UniqueConstraint(fields=["question", "source_id"], name="citation_unique_source_per_answer"),
+            models.UniqueConstraint(fields=["question", "source_id", "page_url"],
+                                    name="citation_unique_page_per_answer"),
         ]
 
     def __str__(self) -> str:

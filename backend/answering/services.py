@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Generator, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,7 +21,7 @@ from kombu.exceptions import OperationalError
 
 from backend.adapters import registry
 from backend.answering import events
-from backend.answering.citations import citations_record
+from backend.answering.citations import CitedText, citations_record
 from backend.answering.events import AnswerEvent, EventKind
 from backend.answering.failures import error_cause, public_error
 from backend.answering.models import AnswerState, Binge, Question
@@ -103,11 +103,13 @@ def _unique_slug(guru: Guru, binge: Binge, slug: str) -> str:
 
 
 def reference_list(contexts: list[Context], private: frozenset[int]) -> list[dict[str, Any]]:
-    """Numbered references; links of private sources are withheld."""
+    """Numbered references, none cited yet; links of private sources are withheld."""
     return [
         {"n": n, "source_id": c.source_id, "title": c.title or c.link,
          "link": "" if c.source_id in private else c.link, "kind": c.kind.value, "score": round(c.score, 3),
-         "locator": c.locator}
+         "locator": c.locator, "cited": False,
+         "also_in": [{"source_id": m.source_id, "title": m.title or m.link,
+                      "link": "" if m.source_id in private else m.link} for m in c.also_in]}
         for n, c in enumerate(contexts, start=1)
     ]
 
@@ -236,8 +238,10 @@ class AnswerFlow:
             stream = released.events() if released else answerer.answer(
                 self._answer_request(question, understanding, kept), cancel=self.cancel)
             release_connections()
-            text = yield from self._generate(stream)
-            yield self.finish(question, content=text, references=references, trust=trust, out_of_context=False)
+            cited = CitedText(references, trust)
+            yield from self._generate(stream, cited)
+            yield self.finish(question, content=cited.text, references=cited.references, trust=trust,
+                              out_of_context=False)
         finally:
             if ahead is not None:
                 ahead.cancel()  # a no-op once its stream has ended; stops it on any error or hang-up
@@ -277,8 +281,8 @@ class AnswerFlow:
             history=history_for(question.binge, turns=settings_get().history_turns) if question.binge else (),
             answer_length=understanding.answer_length, language_hint=guru.language)
 
-    def _generate(self, stream: Iterator[StreamEvent]) -> Generator[AnswerEvent, None, str]:
-        start, parts = time.perf_counter(), []
+    def _generate(self, stream: Iterator[StreamEvent], cited: CitedText) -> Iterator[AnswerEvent]:
+        start = time.perf_counter()
         # Model output is markdown that API clients, Slack, Discord and widgets render: defused as it streams.
         neutraliser, first = StreamNeutraliser(), True
         for event in stream:
@@ -286,16 +290,12 @@ class AnswerFlow:
                 if first:
                     self._time("first_token", self.started)
                     first = False
-                if safe := neutraliser.feed(event.text):
-                    parts.append(safe)
-                    yield events.delta(safe)
+                # Markers are renumbered as they stream (see CitedText): the streamed text is the stored one.
+                yield from cited.feed(neutraliser.feed(event.text))
             else:
                 self._record(event)
-        if rest := neutraliser.finish():
-            parts.append(rest)
-            yield events.delta(rest)
+        yield from cited.feed(neutraliser.finish(), final=True)
         self._time("generate", start)
-        return "".join(parts)
 
     def finish(self, question: Question, *, content: str, references: list[dict[str, Any]], trust: float | None,
                out_of_context: bool) -> AnswerEvent:

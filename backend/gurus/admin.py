@@ -8,8 +8,21 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from backend.gurus.models import Guru, VectorCollection
+from backend.gurus.models import ExampleQuestion, Guru, VectorCollection
 from backend.gurus.selectors import guru_collection_report, guru_list_for_user
+
+
+class ExampleQuestionInline(admin.TabularInline):
+    """Read-only here: the Overview tab edits examples through the service that cleans and bounds them."""
+
+    model = ExampleQuestion
+    fields = ("position", "text", "approved")
+    readonly_fields = ("position", "text", "approved")
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request: HttpRequest, obj: Guru | None = None) -> bool:
+        return False
 
 
 @admin.register(Guru)
@@ -19,6 +32,7 @@ class GuruAdmin(admin.ModelAdmin):
     list_filter = ["active", "private"]
     filter_horizontal = ["maintainers"]
     readonly_fields = ["collection_stats"]
+    inlines = [ExampleQuestionInline]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Guru]:
         return guru_list_for_user(user=request.user)
@@ -52,4 +66,21 @@ class VectorCollectionAdmin(admin.ModelAdmin):
         return False
 
     def has_change_permission(self, request: HttpRequest, obj: VectorCollection | None = None) -> bool:
+        return False
+
+
+@admin.register(ExampleQuestion)
+class ExampleQuestionAdmin(admin.ModelAdmin):
+    """Read-only: the Overview tab edits examples through the service that cleans and bounds them."""
+
+    list_display = ["text", "guru", "position", "approved"]
+    list_filter = ["approved"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[ExampleQuestion]:
+        return super().get_queryset(request).filter(guru__in=guru_list_for_user(user=request.user))
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: ExampleQuestion | None = None) -> bool:
         return False

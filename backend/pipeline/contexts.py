@@ -1,12 +1,13 @@
-"""From reranked chunks to numbered answer contexts: liveness filter, grouping, merging, trust selection."""
+"""From reranked chunks to numbered answer contexts: liveness filter, grouping, merging, duplicates, trust."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from statistics import fmean
 from typing import Any
 
+from backend.pipeline.text import content_key, same_content
 from backend.pipeline.types import SourceKind
 
 TRUST_WINDOW = 0.2
@@ -28,6 +29,15 @@ class ScoredChunk:
 
 
 @dataclass(frozen=True)
+class SourceMention:
+    """Another source holding the same content as a context (a page added alone and again via its sitemap)."""
+
+    source_id: int
+    title: str
+    link: str
+
+
+@dataclass(frozen=True)
 class Context:
     """Neighbouring chunks of one document merged into one citable context."""
 
@@ -39,6 +49,7 @@ class Context:
     score: float
     locator: str
     chunk_ids: tuple[str, ...] = field(default=())
+    also_in: tuple[SourceMention, ...] = field(default=())
 
 
 def live_only(chunks: Sequence[ScoredChunk], live: Mapping[int, int]) -> list[ScoredChunk]:
@@ -95,14 +106,38 @@ def _runs(chunks: list[ScoredChunk]) -> list[list[ScoredChunk]]:
     return runs
 
 
+def collapse_duplicates(contexts: Sequence[Context]) -> list[Context]:
+    """Contexts (best first) with near-identical ones folded into the best of them, which names the others'
+    sources: the answerer never sees, and the asker never gets, the same text twice under two numbers."""
+    kept: list[Context] = []
+    keys: list[tuple[str, frozenset[tuple[str, ...]]]] = []  # each kept context's, computed once
+    for context in contexts:
+        key = content_key(context.text)
+        twin = next((i for i, k in enumerate(keys) if same_content(k, key)), None)
+        if twin is None:
+            kept.append(context)
+            keys.append(key)
+            continue
+        first = kept[twin]
+        known = {first.source_id, *(m.source_id for m in first.also_in)}
+        mentions = (*first.also_in, *((SourceMention(context.source_id, context.title, context.link),)
+                                      if context.source_id not in known else ()), *context.also_in)
+        kept[twin] = replace(first, also_in=tuple(m for m in mentions if m.source_id != first.source_id))
+    return kept
+
+
 def build_contexts(chunks: Sequence[ScoredChunk], *, max_sources: int, chunks_per_source: int) -> list[Context]:
-    """Best chunks of the best sources, neighbours merged, best context first."""
+    """Best chunks of the best sources, neighbours merged, duplicates collapsed, best context first.
+
+    Duplicates collapse before the sources are capped, so a second copy of a page takes no source's place.
+    """
     by_source: dict[int, list[ScoredChunk]] = {}
     for chunk in sorted(chunks, key=lambda c: c.score, reverse=True):
         by_source.setdefault(chunk.source_id, []).append(chunk)
-    chosen = list(by_source.values())[:max_sources]
-    contexts = [_merge_run(run) for group in chosen for run in _runs(group[:chunks_per_source])]
-    return sorted(contexts, key=lambda c: c.score, reverse=True)
+    merged = [_merge_run(run) for group in by_source.values() for run in _runs(group[:chunks_per_source])]
+    distinct = collapse_duplicates(sorted(merged, key=lambda c: (-c.score, c.source_id)))  # ties: oldest source
+    chosen = list(dict.fromkeys(c.source_id for c in distinct))[:max_sources]
+    return [c for c in distinct if c.source_id in chosen]
 
 
 @dataclass(frozen=True)

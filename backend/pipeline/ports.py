@@ -104,6 +104,16 @@ class VectorStore(Protocol):
         """
         ...
 
+    def source_chunks(
+        self, name: str, *, source_id: int, generation: int, limit: int, contains: str = ""
+    ) -> list[Hit]:
+        """At most `limit` chunks of one source's generation (text and metadata, no vector, score 0), unordered.
+
+        With `contains`, only chunks whose text contains it literally (case-sensitive; no wildcards). For
+        the dashboard's view of what a source indexed: memory is bounded by `limit`, not by the source.
+        """
+        ...
+
     def search_hybrid(
         self, name: str, *, query_text: str, query_vector: Sequence[float], top_k: int, candidates: int = 50,
         live: Mapping[int, int] | None = None,
@@ -252,4 +262,8 @@ class RepoReader(Protocol):
 
     def read(self, snapshot: RepoSnapshot, path: str) -> str:
         """A file's text (UTF-8, undecodable bytes replaced)."""
+        ...
+
+    def check(self, url: str, *, branch: str = "", token: str = "") -> str:
+        """Quickly confirm the remote is allowed and answers (the branch that would be indexed); raise otherwise."""
         ...

@@ -1,4 +1,4 @@
-"""Small text utilities used across the pipeline: slugs, sentences, word terms."""
+"""Small text utilities used across the pipeline: slugs, sentences, word terms, near-identical texts."""
 
 from __future__ import annotations
 
@@ -40,3 +40,30 @@ def terms(text: str) -> list[str]:
             if term not in STOPWORDS and len(term) > 1:
                 found.append(term)
     return found
+
+
+NEAR_IDENTICAL = 0.85
+"""Share of word trigrams two texts must have in common to count as the same content (Jaccard)."""
+
+
+def content_key(text: str) -> tuple[str, frozenset[tuple[str, ...]]]:
+    """What near-identity compares: the text with whitespace and case normalised, and its word trigrams."""
+    words = text.casefold().split()
+    return " ".join(words), frozenset(tuple(words[i : i + 3]) for i in range(max(1, len(words) - 2)))
+
+
+def same_content(left: tuple[str, frozenset[tuple[str, ...]]], right: tuple[str, frozenset[tuple[str, ...]]], *,
+                 threshold: float = NEAR_IDENTICAL) -> bool:
+    """Whether two content keys are the same content: equal, or sharing at least `threshold` of their word
+    trigrams (one page indexed twice, with a different footer or date)."""
+    if left[0] == right[0]:
+        return True
+    a, b = left[1], right[1]
+    if not a or not b or min(len(a), len(b)) < threshold * max(len(a), len(b)):
+        return False  # the Jaccard index is at most the ratio of the sizes: no need to intersect
+    return len(a & b) / len(a | b) >= threshold
+
+
+def near_identical(left: str, right: str, *, threshold: float = NEAR_IDENTICAL) -> bool:
+    """Whether two texts are the same content (see same_content)."""
+    return same_content(content_key(left), content_key(right), threshold=threshold)

@@ -9,6 +9,7 @@ from backend.adapters import registry
 from backend.gurus.models import CollectionStatus, Guru, VectorCollection
 from backend.pipeline.contexts import Context, ScoredChunk, build_contexts, live_only
 from backend.pipeline.llm_types import Passage
+from backend.pipeline.types import HybridHit
 from backend.sources.models import DataSource
 
 CANDIDATES = 40
@@ -55,15 +56,37 @@ def retrieve(*, guru: Guru, query: str, rerank_threshold: float) -> Retrieval:
     if not candidates:
         return Retrieval([], timings, private)
     start = time.perf_counter()
+    scored = [c for c in _reranked(query, query_vector, candidates) if c.score >= rerank_threshold]
+    timings["rerank_ms"] = _ms(start)
+    contexts = build_contexts(live_only(scored, live), max_sources=MAX_SOURCES, chunks_per_source=CHUNKS_PER_SOURCE)
+    return Retrieval(contexts, timings, private)
+
+
+def _reranked(query: str, query_vector: list[float], candidates: list[HybridHit]) -> list[ScoredChunk]:
+    """The candidates scored by the reranker, best first."""
     passages = [Passage(text=h.hit.text, title=str(h.hit.metadata.get("title", "")), vector=h.vector,
                         first_stage_score=h.hit.score) for h in candidates]
     results = registry.reranker().rerank(query, passages, query_vector=query_vector)
-    timings["rerank_ms"] = _ms(start)
-    scored = [
+    return [
         ScoredChunk(chunk_id=candidates[r.index].hit.chunk_id, source_id=candidates[r.index].hit.source_id,
                     generation=candidates[r.index].hit.generation, kind=candidates[r.index].hit.kind,
                     text=candidates[r.index].hit.text, metadata=candidates[r.index].hit.metadata, score=r.score)
-        for r in results if r.score >= rerank_threshold
+        for r in results
     ]
-    contexts = build_contexts(live_only(scored, live), max_sources=MAX_SOURCES, chunks_per_source=CHUNKS_PER_SOURCE)
-    return Retrieval(contexts, timings, private)
+
+
+def source_probe(
+    *, guru: Guru, source_id: int, generation: int, query: str, top_k: int = CANDIDATES
+) -> list[ScoredChunk]:
+    """How one source's live chunks score for `query` under the answer path's own search and reranker.
+
+    The same hybrid search and reranker as `retrieve`, restricted to this source; no threshold, so the
+    maintainer also sees the chunks an answer would have dropped (compare with the guru's rerank threshold).
+    """
+    record = VectorCollection.objects.filter(guru_id=guru.pk, status=CollectionStatus.READY).first()
+    if record is None or not query.strip():
+        return []
+    query_vector = registry.embedder().embed_query(query)
+    candidates = registry.vector_store().search_hybrid(record.name, query_text=query, query_vector=query_vector,
+                                                       top_k=top_k, live={source_id: generation})
+    return _reranked(query, query_vector, candidates) if candidates else []

@@ -1,4 +1,4 @@
-"""Admin for data sources, GitHub files and summaries (operators; maintainers use the dashboard)."""
+"""Admin for data sources, GitHub files, website pages and summaries (operators; maintainers use the dashboard)."""
 
 from typing import Any
 
@@ -6,7 +6,7 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from backend.sources.models import DataSource, GithubFile, Summarization
+from backend.sources.models import DataSource, GithubFile, SourcePage, Summarization
 from backend.sources.services import source_delete, source_schedule_index
 
 
@@ -46,6 +46,22 @@ class GithubFileAdmin(admin.ModelAdmin):
     list_display = ["path", "source", "size", "in_index"]
     search_fields = ["path"]
     list_select_related = ["source"]
+
+
+@admin.register(SourcePage)
+class SourcePageAdmin(admin.ModelAdmin):
+    """Written by index runs; shown for operators, never edited by hand."""
+
+    list_display = ["url", "source", "status", "chunk_count", "last_indexed_at"]
+    list_filter = ["status"]
+    search_fields = ["url", "title"]
+    list_select_related = ["source"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: SourcePage | None = None) -> bool:
+        return False
 
 
 @admin.register(Summarization)

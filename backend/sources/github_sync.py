@@ -1,4 +1,4 @@
-"""Incremental GitHub re-sync: re-index only files whose blob changed, delete removed ones."""
+"""Incremental Git re-sync (any host): re-index only files whose blob changed, delete removed ones."""
 
 from __future__ import annotations
 
@@ -10,11 +10,13 @@ from django.conf import settings
 from django.db import transaction
 
 from backend.adapters import registry
-from backend.adapters.github.repo import blob_link, language_for
+from backend.adapters.github.links import blob_link, repo_name
+from backend.adapters.github.repo import language_for
 from backend.pipeline.chunking import TextChunk, chunk_id
 from backend.pipeline.ingest_types import ContentType, Document, RepoFile, RepoSnapshot
 from backend.sources.indexing import INCREMENTAL_GENERATION, Progress
 from backend.sources.models import DataSource, GithubFile
+from backend.sources.validation import token_for
 from backend.sources.writer import ChunkWriter, WriteResult
 
 logger = logging.getLogger(__name__)
@@ -90,7 +92,7 @@ def github_sync(source: DataSource, writer: ChunkWriter, progress: Progress) -> 
     """Bring the source's chunks in line with the repository's current files."""
     options = source.options or {}
     snapshot = registry.repo_reader().snapshot(
-        source.url, branch=options.get("branch", ""), token=source.access_token or settings.OPENGURU_GITHUB_TOKEN,
+        source.url, branch=options.get("branch", ""), token=token_for(source.url, source.access_token),
         include=options.get("include", ()), exclude=options.get("exclude", ()),
         workdir=str(Path(settings.OPENGURU_REPOS_DIR) / str(source.pk)),
     )
@@ -111,6 +113,6 @@ def github_sync(source: DataSource, writer: ChunkWriter, progress: Progress) -> 
     logger.info("github source %s: %d changed, %d removed, %d skipped", source.pk, len(changed), len(removed),
                 len(snapshot.skipped))
     total = sum(GithubFile.objects.filter(source=source).values_list("chunk_count", flat=True))
-    title = snapshot.web_url.rstrip("/").rsplit("/", 1)[-1] if snapshot.web_url else source.url
+    title = repo_name(source.url)
     note = f"{len(snapshot.skipped)} file(s) skipped (size, type or filters)." if snapshot.skipped else ""
     return WriteResult(chunks=total, title=title, note=note)

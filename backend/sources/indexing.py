@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -18,8 +19,9 @@ from backend.pipeline.errors import PermanentServiceError, TransientServiceError
 from backend.pipeline.types import SourceKind
 from backend.sources.limits import source_budget
 from backend.sources.models import DataSource, SourceStatus
+from backend.sources.pages import pages_replace
 from backend.sources.recovery import drop_abandoned_generations
-from backend.sources.writer import ChunkWriter
+from backend.sources.writer import ChunkWriter, WriteResult
 
 logger = logging.getLogger(__name__)
 
@@ -136,14 +138,31 @@ def source_index(*, source_id: int, run: int) -> None:
     except TransientServiceError as exc:
         DataSource.objects.filter(pk=source_id, generation=run).update(error_message=f"Retrying: {exc}"[:2000])
         raise
-    published = DataSource.objects.filter(pk=source_id, generation=run).update(
-        status=SourceStatus.INDEXED, indexed_generation=generation, chunk_count=result.chunks,
-        error_message=result.note, title=(source.title or result.title)[:500], last_indexed_at=timezone.now(),
-        reindex_count=F("reindex_count") + 1,
-    )
+    published = _publish(source, run, generation, result)
     # Retire older chunks only once this generation is the live one: a run superseded meanwhile
     # leaves everything to the newer run, so the live generation is never deleted under a reader.
     if published and generation != INCREMENTAL_GENERATION:
         registry.vector_store().delete_where(collection, source_id=source_id, generation_lt=generation)
     elif not published and generation != INCREMENTAL_GENERATION:
         registry.vector_store().delete_where(collection, source_id=source_id, generation=generation)
+
+
+def _title(source: DataSource, result: WriteResult) -> str:
+    """The maintainer's title, else the run's; a sitemap/crawl named after its first page gets its site's name."""
+    if result.pages and source.title and source.title == result.first_page_title:
+        return result.title  # earlier versions titled multi-page sources after their first page
+    return source.title or result.title
+
+
+def _publish(source: DataSource, run: int, generation: int, result: WriteResult) -> bool:
+    """Make this run's generation the live one, with its page rows, unless a newer run superseded it."""
+    now = timezone.now()
+    with transaction.atomic():
+        published = DataSource.objects.filter(pk=source.pk, generation=run).update(
+            status=SourceStatus.INDEXED, indexed_generation=generation, chunk_count=result.chunks,
+            error_message=result.note, title=_title(source, result)[:500], last_indexed_at=now,
+            reindex_count=F("reindex_count") + 1,
+        )
+        if published and result.pages:
+            pages_replace(source_id=source.pk, pages=result.pages, when=now)
+    return bool(published)

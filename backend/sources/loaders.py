@@ -1,7 +1,8 @@
-"""Turn a YouTube, website or PDF source into documents and write their chunks (GitHub: github_sync)."""
+"""Turn a YouTube, website or PDF source into documents and write their chunks (Git repositories: github_sync)."""
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -14,7 +15,7 @@ from backend.pipeline.ingest_types import ContentType, Document, FetchedPage, Se
 from backend.pipeline.youtube_urls import parse_youtube_url, video_link
 from backend.sources.indexing import Progress
 from backend.sources.models import DataSource, SourceKind
-from backend.sources.writer import ChunkWriter, WriteResult
+from backend.sources.writer import ChunkWriter, PageRecord, WriteResult
 
 logger = logging.getLogger(__name__)
 
@@ -27,6 +28,8 @@ class Plan:
     documents: Iterator[Document]
     title: str = ""
     failures: list[tuple[str, str]] = field(default_factory=list)
+    multi_page: bool = False
+    """A sitemap or crawl: the run records each page (sources.SourcePage) and names the source after the site."""
     total_now: Callable[[], int] | None = None
     """For plans that discover units while loading (a crawl): the current estimate, exact once consumed."""
     notes: list[str] = field(default_factory=list)
@@ -85,7 +88,7 @@ def _pdf_plan(source: DataSource, budget: IngestBudget | None) -> Plan:
 
 
 def plan_for(source: DataSource, budget: IngestBudget | None = None) -> Plan:
-    """The documents of a non-GitHub source; a PDF's text is bounded by the budget while it is extracted."""
+    """The documents of a non-Git source; a PDF's text is bounded by the budget while it is extracted."""
     if source.kind == SourceKind.YOUTUBE:
         return _youtube_plan(source, [])
     if source.kind == SourceKind.PDF:
@@ -101,9 +104,12 @@ def load_and_write(source: DataSource, writer: ChunkWriter, progress: Progress) 
     if source.kind == SourceKind.YOUTUBE:
         writer.link_for = _youtube_link
     progress.set_total(plan.total)
-    title, documents = plan.title, 0
+    title, documents, pages = plan.title, 0, []
     for doc in plan.documents:
-        writer.add(doc)
+        chunks = writer.add(doc)
+        if plan.multi_page:
+            pages.append(PageRecord(url=doc.link, title=doc.title, chunks=chunks,
+                                    content_hash=hashlib.sha256(doc.text.encode()).hexdigest()))
         title = title or doc.title
         documents += 1
         if plan.total_now is not None:
@@ -125,6 +131,9 @@ def load_and_write(source: DataSource, writer: ChunkWriter, progress: Progress) 
         more = f" and {len(plan.failures) - 5} more" if len(plan.failures) > 5 else ""
         note = f"Indexed {documents} of {documents + len(plan.failures)}; skipped {shown}{more}."
     note = " ".join([*plan.notes, note]).strip()  # notes first, so the cut at 2000 characters never hides them
-    return WriteResult(chunks=writer.written, title=title, note=note[:2000])
+    if plan.multi_page:
+        pages += [PageRecord(url=unit, title="", error=why[:2000]) for unit, why in plan.failures]
+    return WriteResult(chunks=writer.written, title=title, note=note[:2000], pages=tuple(pages),
+                       first_page_title=pages[0].title if pages else "")
 
 

@@ -1,4 +1,4 @@
-"""Data sources, the files of Git repositories, and summarisation trees."""
+"""Data sources, the files of Git repositories, the pages of websites, and summarisation trees."""
 
 from __future__ import annotations
 
@@ -106,6 +106,38 @@ class GithubFile(models.Model):
 
     def __str__(self) -> str:
         return self.path
+
+
+class PageStatus(models.TextChoices):
+    INDEXED = "INDEXED", "Indexed"
+    FAILED = "FAILED", "Failed"
+
+
+class SourcePage(models.Model):
+    """One page of a multi-page website source (sitemap or crawl), as its last index run found it.
+
+    Rows are replaced by each run; `normalized_url` lets other sources ask whether a page is already covered.
+    """
+
+    source = models.ForeignKey(DataSource, on_delete=models.CASCADE, related_name="pages")
+    url = models.URLField(max_length=2000)
+    normalized_url = models.CharField(max_length=2000, db_index=True)
+    title = models.CharField(max_length=500, blank=True)
+    position = models.PositiveIntegerField(default=0, help_text="Order in which the run found the page.")
+    status = models.CharField(max_length=10, choices=PageStatus.choices, default=PageStatus.INDEXED)
+    error = models.TextField(blank=True)
+    chunk_count = models.PositiveIntegerField(default=0)
+    content_hash = models.CharField(max_length=64, blank=True, help_text="SHA-256 of the page's text.")
+    last_indexed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["source", "position", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["source", "url"], name="sourcepage_unique_url"),
+        ]
+
+    def __str__(self) -> str:
+        return self.title or self.url
 
 
 class Summarization(TimeStampedModel):

@@ -10,7 +10,8 @@ from django.db.models import Count, QuerySet
 
 from backend.core.errors import NotFound
 from backend.gurus.models import Guru
-from backend.sources.models import DataSource, SourceKind, SourceStatus
+from backend.pipeline.discovery import normalize_url
+from backend.sources.models import DataSource, PageStatus, SourceKind, SourcePage, SourceStatus
 
 MAX_ID = 2**63 - 1  # larger ids cannot exist and would overflow the database driver
 
@@ -72,3 +73,18 @@ def source_eta_seconds(*, source: DataSource, now: datetime) -> int | None:
         return 0
     elapsed = max((now - started).total_seconds(), 0.0)
     return round(elapsed / done * (total - done))
+
+
+def source_covering_url(*, guru: Guru, url: str) -> DataSource | None:
+    """The guru's multi-page source (sitemap or crawl) whose last run indexed the page at `url`, if any.
+
+    URLs are compared normalised (scheme/host case, default port, dot segments, no fragment), so
+    `HTTPS://Example.com:443/a/./b#x` is covered by a sitemap that listed `https://example.com/a/b`.
+    """
+    try:
+        wanted = normalize_url(url)
+    except ValueError:
+        return None
+    page = (SourcePage.objects.filter(source__guru=guru, normalized_url=wanted, status=PageStatus.INDEXED)
+            .select_related("source").order_by("source_id").first())
+    return page.source if page is not None else None

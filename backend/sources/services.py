@@ -15,18 +15,16 @@ from django.db.models import F
 from django.utils import timezone
 
 from backend.adapters import registry
-from backend.core.errors import AppError, Conflict
+from backend.core.errors import Conflict
 from backend.gurus.models import Guru
 from backend.pipeline.youtube_urls import parse_youtube_url
 from backend.sources.models import DataSource, SourceKind, SourceStatus
+from backend.sources.validation import InvalidSource as InvalidSource  # re-exported: callers catch it from here
+from backend.sources.validation import check_new_source
 
 logger = logging.getLogger(__name__)
 
 WEBSITE_MODES = ("page", "sitemap", "crawl")
-
-
-class InvalidSource(AppError):
-    code = "invalid_source"
 
 
 def get_valid_filename_or_default(name: str, default: str = "document.pdf") -> str:
@@ -47,13 +45,14 @@ def _validate(kind: str, url: str, options: dict[str, Any]) -> None:
         except ValueError as exc:
             raise InvalidSource(str(exc)) from exc
     elif kind == SourceKind.WEBSITE:
-        if not url.startswith(("http://", "https://")):
+        if not url.lower().startswith(("http://", "https://")):
             raise InvalidSource("A website source needs an http(s) URL.")
         if options.get("mode", "page") not in WEBSITE_MODES:
             raise InvalidSource(f"Website mode must be one of {', '.join(WEBSITE_MODES)}.")
     elif kind == SourceKind.GITHUB_REPO:
-        if not url.startswith(("https://", "http://", "file://")):
-            raise InvalidSource("A repository source needs its clone URL, e.g. https://github.com/owner/repo.")
+        if not url.lower().startswith(("https://", "http://", "git://", "file://", "/", "./", "../", "~")):
+            raise InvalidSource("A repository source needs its clone URL, e.g. https://gitlab.com/group/project.git "
+                                "(SSH remotes are not supported).")
     elif kind != SourceKind.PDF:
         raise InvalidSource(f"Unknown source kind {kind!r}.")
 
@@ -72,12 +71,18 @@ def _store_pdf(guru: Guru, upload: UploadedFile) -> tuple[str, str]:
 
 def source_create(
     *, guru: Guru, kind: str, url: str = "", upload: UploadedFile | None = None, title: str = "",
-    options: dict[str, Any] | None = None, private: bool = False, access_token: str = "",
+    options: dict[str, Any] | None = None, private: bool = False, access_token: str = "", allow_local: bool = False,
 ) -> DataSource:
-    """Add a source and index it after commit. Raises InvalidSource or Conflict (already added)."""
+    """Add a source and index it after commit. Raises InvalidSource (it would fail) or Conflict (already added).
+
+    allow_local: the caller is staff (or the server's terminal), who may add a repository on the server's disk.
+    """
     options = dict(options or {})
     url = url.strip()
     _validate(kind, url, options)
+    if kind != SourceKind.PDF:
+        url = check_new_source(guru=guru, kind=kind, url=url, options=options, token=access_token,
+                               allow_local=allow_local)
     source = DataSource(guru=guru, kind=kind, url=url, title=title, options=options, private=private,
                         access_token=access_token)
     if kind == SourceKind.PDF:
@@ -168,7 +173,7 @@ def source_cleanup(*, source_id: int, guru_id: int, file_name: str) -> None:
 
 
 def source_schedule_due() -> int:
-    """Beat's fan-out: schedule GitHub re-syncs and website re-crawls whose interval has passed."""
+    """Beat's fan-out: schedule Git repository re-syncs and website re-crawls whose interval has passed."""
     from datetime import timedelta
 
     from django.utils import timezone

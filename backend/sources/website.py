@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from urllib.parse import urlsplit
 
 from django.conf import settings
 
@@ -45,7 +46,8 @@ def website_plan(source: DataSource) -> Plan:
         if not urls:
             raise PermanentServiceError("The sitemap lists no pages that robots.txt allows.")
         failures: list[tuple[str, str]] = []
-        return Plan(total=len(urls), documents=_fetch_each(urls, failures), failures=failures)
+        return Plan(total=len(urls), documents=_fetch_each(urls, failures), failures=failures,
+                    title=site_name(source.url, mode), multi_page=True)
     return _crawl_plan(source, robots, CrawlLimits(max_depth=max_depth, max_pages=max_pages))
 
 
@@ -65,4 +67,14 @@ def _crawl_plan(source: DataSource, robots: RobotsRules, limits: CrawlLimits) ->
         # Failed fetches leave the count, so once the crawl ends the total is the pages indexed.
         return crawl.known - crawl.failed
 
-    return Plan(total=pages_found(), documents=documents(), failures=failures, total_now=pages_found)
+    return Plan(total=pages_found(), documents=documents(), failures=failures, total_now=pages_found,
+                title=site_name(source.url, "crawl"), multi_page=True)
+
+
+def site_name(url: str, mode: str) -> str:
+    """What a sitemap or crawl source is called: its site, not its first page ("docs.example.com sitemap")."""
+    parts = urlsplit(url)
+    where = parts.netloc or url
+    if mode == "crawl" and parts.path.strip("/"):
+        where += "/" + parts.path.strip("/")  # a crawl of /docs/ is not the whole site
+    return f"{where} {mode}"

@@ -25,6 +25,17 @@ def plain_link(doc: Document, chunk: TextChunk) -> str:
 
 
 @dataclass(frozen=True)
+class PageRecord:
+    """One page of a multi-page website source as this run found it (failed pages have an error, no chunks)."""
+
+    url: str
+    title: str
+    chunks: int = 0
+    content_hash: str = ""
+    error: str = ""
+
+
+@dataclass(frozen=True)
 class WriteResult:
     """What an index run wrote."""
 
@@ -32,6 +43,10 @@ class WriteResult:
     title: str
     note: str = ""
     """What the maintainer should know although the source indexed (e.g. skipped pages)."""
+    pages: tuple[PageRecord, ...] = ()
+    """The pages of a sitemap or crawl source, in the order found; empty for every other source."""
+    first_page_title: str = ""
+    """The first page's title: what earlier versions named a sitemap source after (replaced by its site name)."""
 
 
 @dataclass
@@ -63,7 +78,7 @@ class ChunkWriter:
                            version=version, index=chunk.index)
             # Titles and links reach answers' references: no live tag, no scheme but the web's.
             metadata = {"title": neutralise_line(doc.title), "link": safe_link(self.link_for(doc, chunk)),
-                        "doc_key": doc.key, "chunk_index": chunk.index, **chunk.locator}
+                        "doc_key": doc.key, "chunk_index": chunk.index, "char_start": chunk.start, **chunk.locator}
             self._pending.append((cid, chunk.text, metadata))
         self.flush(final=False)
         return len(chunks)

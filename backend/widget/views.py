@@ -25,7 +25,10 @@ from backend.answering.streaming import AnswerPump, is_error
 from backend.answering.validation import clean_question
 from backend.api.views.answers import answer_json
 from backend.core.errors import InvalidQuestion, status_for
+from backend.gurus.examples import guru_example_texts
 from backend.gurus.icons import guru_icon_src
+from backend.gurus.models import Guru
+from backend.gurus.selectors import answerer_kind
 from backend.pipeline.llm_types import CancelToken
 from backend.widget.models import WidgetId
 from backend.widget.services import (
@@ -157,11 +160,10 @@ def _absolute(request: HttpRequest, link: str) -> str:
 
 
 def _answer_payload(request: HttpRequest, question: Question) -> dict[str, Any]:
-    data = answer_json(question)
+    data = answer_json(question, request)
     # Gurubase's widget reads a reference's title from `question`; `title` is kept for our clients.
-    data["references"] = [{"question": r["title"], "title": r["title"], "link": _absolute(request, r["link"]),
-                           "icon": r["icon"]} for r in data["references"]]
-    data["question_url"] = _absolute(request, data["question_url"])
+    for name in ("references", "also_retrieved"):
+        data[name] = [{"question": r["title"], **r, "link": _absolute(request, r["link"])} for r in data[name]]
     data["binge_id"] = data["session_id"]
     return data
 
@@ -190,10 +192,18 @@ async def _stream(ask: AskRequest, *, markdown: bool) -> StreamingHttpResponse:
 
 @widget_endpoint("GET")
 async def guru(request: HttpRequest, widget: WidgetId) -> HttpResponse:
-    """The guru's visuals and name, for options the embed snippet leaves out."""
+    """The guru's visuals and name (for options the embed snippet leaves out), its examples and its answerer."""
     g = widget.guru
+    examples, answerer = await sync_to_async(_guru_facts)(g)
     return JsonResponse({"slug": g.slug, "name": g.name, "colors": {"base_color": g.base_color},
-                         "icon_url": guru_icon_src(g), "intro_text": g.intro_text, "domain": g.domain_knowledge})
+                         "icon_url": guru_icon_src(g), "intro_text": g.intro_text, "domain": g.domain_knowledge,
+                         "example_questions": examples, "answerer": answerer})
+
+
+def _guru_facts(guru: Guru) -> tuple[list[str], str]:
+    """The maintainer's approved example questions, and which answerer is active ("llm" or "offline"),
+    so the widget says what is true of its answers."""
+    return guru_example_texts(guru=guru), answerer_kind()
 
 
 @widget_endpoint("POST")

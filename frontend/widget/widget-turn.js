@@ -65,7 +65,7 @@
       if (this.frame) window.cancelAnimationFrame(this.frame);
       this.frame = 0;
       const stick = this.widget.nearBottom();
-      const citations = this.d.refs.map((ref) => Number(ref.n));
+      const citations = Parts.citedNumbers(this.d.refs);
       const options = { citePrefix: "og-ref-" + this.index + "-", citations: citations };
       this.answerEl.replaceChildren(MD.render(this.d.text, options));
       this.answerEl.hidden = !this.d.text;
@@ -182,7 +182,15 @@
     return valid.slice(0, 30).map((ref) => ({
       n: Number(ref.n), title: str(ref.title, 500), link: str(ref.link, 2000), kind: str(ref.kind, 20),
       score: typeof ref.score === "number" ? ref.score : null, locator: str(ref.locator, 200),
+      cited: ref.cited !== false, also_in: cleanMentions(ref.also_in),
     }));
+  }
+
+  /** The other sources a reference's text is also in ("also in …"), title and link only. */
+  function cleanMentions(list) {
+    if (!Array.isArray(list)) return [];
+    return list.filter((m) => m && typeof m === "object").slice(0, 10)
+      .map((m) => ({ title: str(m.title, 500), link: str(m.link, 2000) }));
   }
 
   /** A saved turn from sessionStorage, checked field by field before it is drawn again. */

@@ -41,7 +41,8 @@ def test_json_answer_in_the_reference_shape(api: APIClient, indexed: Guru) -> No
                          "question_url"}
     assert isinstance(data["trust_score"], int) and 50 <= data["trust_score"] <= 100
     assert data["references"][0] == {"title": "Manual — page 1", "link": f"{data['references'][0]['link']}",
-                                     "icon": "pdf"}
+                                     "icon": "pdf", "n": 1, "cited": True}
+    assert all(not r["cited"] for r in data["also_retrieved"])
     assert "self.retry()" in data["content"]
     assert Question.objects.get(pk=data["question_id"]).channel == "API"
 

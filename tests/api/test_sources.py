@@ -15,6 +15,8 @@ from backend.gurus.models import Guru
 from backend.sources.models import DataSource, SourceKind, SourceStatus
 from tests.factories import DataSourceFactory
 from tests.fakes.pdfs import pdf_bytes
+from tests.fakes.site_server import SiteFake
+from tests.support.git_servers import HOSTED, PRIVATE, GitHosting
 
 pytestmark = pytest.mark.django_db
 
@@ -28,14 +30,13 @@ def _pdf(name: str, text: str = "Brokers") -> SimpleUploadedFile:
                               content_type="application/pdf")
 
 
-def test_add_urls_of_each_kind(api: APIClient, guru_a: Guru,
+def test_add_urls_of_each_kind(api: APIClient, guru_a: Guru, git_hosts: GitHosting,
                                django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks) -> None:
+    gitlab, gitea = (f"{git_hosts.http.base_url}/{HOSTED[forge]}" for forge in ("gitlab", "gitea"))
     payload = {
         "youtube_urls": [VIDEO],
         "website_urls": ["https://docs.example.com/guide"],
-        "github_repos": ["https://github.com/celery/kombu",
-                         {"url": "https://github.com/celery/celery", "branch": "main", "include": ["docs/**"],
-                          "exclude": ["*.png"]}],
+        "github_repos": [gitlab, {"url": gitea, "branch": "trunk", "include": ["docs/**"], "exclude": ["*.png"]}],
         "website_mode": "crawl",
     }
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
@@ -46,16 +47,48 @@ def test_add_urls_of_each_kind(api: APIClient, guru_a: Guru,
     assert body["errors"] == [] and len(callbacks) == 4  # one index task each, after commit
     assert body["created"][0]["status"] == "PENDING" and body["created"][0]["progress"] == {"done": 0, "total": 0}
     assert DataSource.objects.get(kind=SourceKind.WEBSITE).options == {"mode": "crawl"}
-    repo = DataSource.objects.get(url="https://github.com/celery/celery")
-    assert repo.options == {"branch": "main", "include": ["docs/**"], "exclude": ["*.png"]}
+    repo = DataSource.objects.get(url=gitea)
+    assert repo.options == {"branch": "trunk", "include": ["docs/**"], "exclude": ["*.png"]}
 
 
-def test_gurubase_glob_pattern_becomes_include_or_exclude(api: APIClient, guru_a: Guru) -> None:
-    repos = [{"url": "https://github.com/a/one", "glob_pattern": "*.md", "include_glob": True},
-             {"url": "https://github.com/a/two", "glob_pattern": "tests/**"}]
+def test_gurubase_glob_pattern_becomes_include_or_exclude(api: APIClient, guru_a: Guru, git_hosts: GitHosting) -> None:
+    one, two = (f"{git_hosts.http.base_url}/{HOSTED[forge]}" for forge in ("github", "bitbucket"))
+    repos = [{"url": one, "glob_pattern": "*.md", "include_glob": True}, {"url": two, "glob_pattern": "tests/**"}]
     assert api.post(URL, {"github_repos": repos}, format="json").status_code == 201
-    assert DataSource.objects.get(url__endswith="one").options == {"include": ["*.md"]}
-    assert DataSource.objects.get(url__endswith="two").options == {"exclude": ["tests/**"]}
+    assert DataSource.objects.get(url=one).options == {"include": ["*.md"]}
+    assert DataSource.objects.get(url=two).options == {"exclude": ["tests/**"]}
+
+
+def test_what_would_fail_is_a_400_with_the_reason_and_no_row(
+    api: APIClient, guru_a: Guru, git_hosts: GitHosting, settings: SettingsWrapper,
+) -> None:
+    cases = [({"github_repos": [f"{git_hosts.http.base_url}/nope.git"]}, "repository not found"),
+             ({"github_repos": [f"{git_hosts.https.base_url}/{PRIVATE}"]}, "authentication required"),
+             ({"github_repos": [str(git_hosts.root / HOSTED["gitlab"])]}, "Only staff users"),  # API keys: never
+             ({"github_repos": [(git_hosts.root / HOSTED["gitlab"]).as_uri()]}, "Only staff users")]
+    for body, reason in cases:
+        response = api.post(URL, body, format="json")
+        assert response.status_code == 400 and response.json()["code"] == "invalid_source", body
+        assert reason in response.json()["msg"], response.json()
+    settings.OPENGURU_FETCH_ALLOWLIST = []
+    for body in ({"website_urls": [f"{git_hosts.http.base_url}/docs"], "website_mode": "sitemap"},
+                 {"github_repos": [f"{git_hosts.https.base_url}/{HOSTED['gitlab']}"]}):
+        response = api.post(URL, body, format="json")
+        assert response.status_code == 400 and "OPENGURU_FETCH_ALLOWLIST" in response.json()["msg"]
+        assert "restart" in response.json()["msg"]
+    assert not DataSource.objects.exists()
+
+
+def test_the_same_repository_again_is_a_409_naming_the_source(
+    api: APIClient, guru_a: Guru, git_hosts: GitHosting,
+) -> None:
+    repo = f"{git_hosts.http.base_url}/{HOSTED['gitlab']}"
+    first = api.post(URL, {"github_repos": [repo]}, format="json").json()["created"][0]
+    response = api.post(URL, {"github_repos": [repo.removesuffix(".git") + "/"]}, format="json")
+    assert response.status_code == 409
+    assert response.json()["errors"] == [{"input": repo.removesuffix(".git") + "/", "code": "conflict",
+                                           "msg": f"This is already a source of this guru: {repo}.",
+                                           "source_id": first["id"]}]
 
 
 def test_pdf_upload_indexes_offline_and_keeps_privacy(
@@ -233,3 +266,23 @@ def test_detail_shows_status_and_error_and_delete_removes_one(
     with django_capture_on_commit_callbacks(execute=False):
         assert api.delete(f"{URL}{source.pk}/").status_code == 204
     assert not DataSource.objects.filter(pk=source.pk).exists() and DataSource.objects.filter(pk=theirs.pk).exists()
+
+
+def test_a_page_a_sitemap_already_indexed_is_added_with_a_warning(
+    api: APIClient, guru_a: Guru, fake_site: SiteFake, settings: SettingsWrapper,
+    django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks,
+) -> None:
+    settings.OPENGURU_FETCH_ALLOWLIST = ["127.0.0.1/32"]
+    with django_capture_on_commit_callbacks(execute=True):
+        body = api.post(URL, {"website_urls": [f"{fake_site.base_url}/sitemap_index.xml"], "website_mode": "sitemap"},
+                        format="json").json()
+    assert body["warnings"] == []
+    sitemap = DataSource.objects.get(pk=body["created"][0]["id"])
+    page = sitemap.pages.filter(status="INDEXED").first()
+    assert page is not None
+    response = api.post(URL, {"website_urls": [page.url]}, format="json")
+    assert response.status_code == 201
+    added = response.json()["created"][0]["id"]
+    assert response.json()["warnings"] == [
+        {"id": added, "msg": f"This page is already indexed as part of {sitemap}; it was added again as a page of "
+                             "its own."}]

@@ -1,4 +1,4 @@
-"""The sources page in Chromium: progress bars update in place while indexing, and a dropped PDF is uploaded."""
+"""The sources page in Chromium: progress bars update in place while indexing; dropped PDFs wait for Upload."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 from django.core.cache import cache
@@ -98,26 +98,40 @@ def test_progress_bar_and_status_update_without_reload(
     assert page_errors == []
 
 
-def test_a_dropped_pdf_is_uploaded_and_indexed(
+def test_dropped_pdfs_are_reviewed_before_the_upload_click(
     page: Page, asgi_live_server: str, page_errors: list[str], screenshot: Callable[..., Path], tmp_path: Path,
 ) -> None:
     _log_in(page, asgi_live_server)
-    pdf = write_pdf(tmp_path / "broker-guide.pdf",
-                    [[f"Line {i}: brokers keep messages until workers acknowledge them." for i in range(30)]])
+    lines = [[f"Line {i}: brokers keep messages until workers acknowledge them." for i in range(30)]]
+    guide, notes = write_pdf(tmp_path / "broker-guide.pdf", lines), write_pdf(tmp_path / "notes.pdf", [["Draft."]])
     page.goto(f"{asgi_live_server}/dashboard/g/celery/sources/")
     expect(page.locator(".empty")).to_contain_text("No sources yet")
     page.locator("#add-pdf > summary").click()
     expect(page.locator("[data-dropzone]")).to_be_visible()
     screenshot("before-drop")
-    payload: list[Any] = [base64.b64encode(pdf.read_bytes()).decode(), "broker-guide.pdf"]
+    uploads: list[str] = []
+    page.on("request", lambda request: uploads.append(request.url) if request.method == "POST" else None)
+    for pdf in (guide, notes):  # two drops: the second adds to the first
+        page.evaluate(DROP_JS, [base64.b64encode(pdf.read_bytes()).decode(), pdf.name])
+    files = page.locator("[data-dropzone-files] li")
+    expect(files).to_have_count(2)
+    expect(files.nth(0)).to_contain_text("broker-guide.pdf")
+    expect(files.nth(0).locator(".file-size")).to_have_text(re.compile(r"\d+(\.\d)? (B|KB)"))
+    expect(page.locator("[data-dropzone-status]")).to_contain_text("2 files ready")
+    files.nth(1).get_by_role("button", name="Remove notes.pdf").click()
+    expect(files).to_have_count(1)
+    page.locator("#add-pdf input[type=checkbox][name$=private]").check()
+    screenshot("reviewed")
+    assert uploads == [] and not DataSource.objects.exists()  # nothing is sent before the click
     with page.expect_navigation():
-        page.evaluate(DROP_JS, payload)
+        page.locator("#add-pdf").get_by_role("button", name="Upload").click()
     expect(page.locator(".message.success")).to_have_text("Added 1 PDF: broker-guide.pdf.")
-    row = page.locator("table.sources tbody tr")
+    row = page.locator("table.sources tbody tr[data-source-id]")
     expect(row).to_have_count(1)
     expect(row.locator('[data-field="title"]')).to_have_text("broker-guide.pdf")
     expect(row.locator('[data-field="status"]')).to_have_text("Indexed")  # eager tasks ran at commit
-    screenshot("after-drop")
+    screenshot("after-upload")
     source = DataSource.objects.get()
     assert source.kind == SourceKind.PDF and source.status == SourceStatus.INDEXED and source.chunk_count > 0
+    assert source.private
     assert page_errors == []

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,17 +24,11 @@ from tests.factories import DataSourceFactory, GuruFactory, UserFactory
 from tests.fakes.pdfs import pdf_bytes
 from tests.fakes.site_server import SiteFake
 from tests.fakes.youtube_server import YouTubeFake
-from tests.support.gitrepo import init_repo
+from tests.support.git_servers import HOSTED, PRIVATE, GitHosting
 
 pytestmark = [pytest.mark.django_db, pytest.mark.production_profile]  # PostgreSQL too: its query plans differ
 
 PAGES = [[f"Line {i}: workers acknowledge messages after the task finished." for i in range(30)]]
-REPO_FILES = {
-    "README.md": "# Pipeline\n\nThe pipeline ingests repositories.\n",
-    "docs/guide.md": "# Guide\n\nThe flamingo configuration lives here.\n",
-    "docs/skip.md": "# Skipped\n\nExcluded by a glob.\n",
-    "src/app.py": "def handle(event):\n    return event['queue']\n",
-}
 
 
 @pytest.fixture
@@ -158,24 +151,54 @@ def test_pdf_upload_adds_good_files_and_reports_each_bad_one(
     assert file_response.status_code == 200 and b"".join(file_response.streaming_content) == good
 
 
-def test_github_repo_with_branch_globs_and_token(
-    client: Client, guru: Guru, tmp_path: Path, settings: SettingsWrapper,
+def test_a_private_git_repository_with_branch_globs_and_token(
+    client: Client, guru: Guru, git_hosts: GitHosting,
     django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks,
 ) -> None:
-    settings.OPENGURU_GIT_ALLOW_FILE_URLS = True
-    settings.OPENGURU_REPOS_DIR = str(tmp_path / "repos")
-    repo = init_repo(tmp_path / "origin", REPO_FILES, branch="trunk")
+    token = git_hosts.https.password
     response = post_indexed(client, django_capture_on_commit_callbacks, url("source-add", guru, kind="github"), {
-        "gh-url": repo.as_uri(), "gh-branch": "trunk", "gh-include": "docs/**\nREADME.md\n\n",
-        "gh-exclude": "docs/skip.md", "gh-token": "ghp_secret_token_value",
+        "gh-url": f"{git_hosts.https.base_url}/{PRIVATE}", "gh-branch": "trunk", "gh-include": "src/**\nREADME.md\n\n",
+        "gh-exclude": "README.md", "gh-token": token,
     })
     assert response.status_code == 302
     source = DataSource.objects.get(guru=guru)
-    assert source.options == {"branch": "trunk", "include": ["docs/**", "README.md"], "exclude": ["docs/skip.md"]}
-    assert source.access_token == "ghp_secret_token_value"
+    assert source.options == {"branch": "trunk", "include": ["src/**", "README.md"], "exclude": ["README.md"]}
+    assert source.access_token == token
     assert source.status == SourceStatus.INDEXED, source.error_message
-    assert set(GithubFile.objects.values_list("path", flat=True)) == {"README.md", "docs/guide.md"}
-    assert b"ghp_secret_token_value" not in client.get(url("sources", guru)).content
+    assert set(GithubFile.objects.values_list("path", flat=True)) == {"src/relay.py"}
+    assert token.encode() not in client.get(url("sources", guru)).content
+
+
+def test_the_git_form_is_for_any_host_and_refuses_at_submit(
+    client: Client, guru: Guru, git_hosts: GitHosting, settings: SettingsWrapper,
+) -> None:
+    page = client.get(url("sources", guru)).content.decode()
+    assert "<summary>Git repository</summary>" in page and "GitHub repository" not in page
+    for given, message in [(f"{git_hosts.http.base_url}/nope.git", "repository not found"),
+                           (str(git_hosts.root / HOSTED["gitlab"]), "Only staff users can add a local repository"),
+                           (f"{git_hosts.https.base_url}/{PRIVATE}", "authentication required")]:
+        response = client.post(url("source-add", guru, kind="github"), {"gh-url": given})
+        assert response.status_code == 400 and message in response.content.decode(), given
+    settings.OPENGURU_FETCH_ALLOWLIST = []
+    response = client.post(url("source-add", guru, kind="website"),
+                           {"web-url": f"{git_hosts.http.base_url}/docs", "web-mode": "crawl"})
+    assert response.status_code == 400
+    assert "OPENGURU_FETCH_ALLOWLIST is read when OpenGuru starts: restart it" in response.content.decode()
+    assert not DataSource.objects.exists()
+
+
+def test_staff_may_add_a_local_repository(
+    client: Client, guru: Guru, maintainer: Any, git_hosts: GitHosting,
+    django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks,
+) -> None:
+    maintainer.is_staff = True
+    maintainer.save(update_fields=["is_staff"])
+    path = git_hosts.root / HOSTED["bitbucket"]
+    response = post_indexed(client, django_capture_on_commit_callbacks, url("source-add", guru, kind="github"),
+                            {"gh-url": str(path)})
+    assert response.status_code == 302
+    source = DataSource.objects.get(guru=guru)
+    assert (source.url, source.status) == (path.as_uri(), SourceStatus.INDEXED)
 
 
 # --- validation -------------------------------------------------------------------------------------------
@@ -190,6 +213,7 @@ def test_github_repo_with_branch_globs_and_token(
     ("website", {"web-url": "https://example.com/", "web-mode": "crawl", "web-max_pages": "100000"},
      "less than or equal to"),
     ("github", {"gh-url": "git@github.com:a/b.git"}, "clone URL"),
+    ("github", {"gh-url": "ssh://git@gitlab.com/a/b.git"}, "SSH remotes are not supported"),
     ("github", {"gh-url": "https://github.com/a/b", "gh-include": "x\n" * 101}, "At most 100 include patterns."),
     ("pdf", {}, "Choose at least one PDF file."),
 ])
@@ -203,11 +227,31 @@ def test_invalid_input_shows_the_form_again_with_errors(client: Client, guru: Gu
 
 
 def test_duplicates_and_unknown_kinds_are_refused(client: Client, guru: Guru) -> None:
-    DataSourceFactory(guru=guru, url="https://docs.example.com/guide")
-    response = client.post(url("source-add", guru, kind="website"),
-                           {"web-url": "https://docs.example.com/guide", "web-mode": "page"})
-    assert response.status_code == 400 and "already added" in response.content.decode()
+    existing = DataSourceFactory(guru=guru, kind=SourceKind.WEBSITE, url="https://docs.example.com/guide",
+                                 title="The guide")
+    for again in ("https://docs.example.com/guide", "HTTPS://Docs.Example.com:443/./guide#install"):
+        response = client.post(url("source-add", guru, kind="website"), {"web-url": again, "web-mode": "page"})
+        page = response.content.decode()
+        assert response.status_code == 400 and "This is already a source of this guru: The guide." in page
+        assert f'<a href="{url("source", guru, source_id=existing.pk)}">Open it</a>' in page
+    assert DataSource.objects.count() == 1
     assert client.post(url("source-add", guru, kind="ftp"), {}).status_code == 404
+
+
+def test_a_page_a_sitemap_already_indexed_is_added_with_a_warning(
+    client: Client, guru: Guru, site: SiteFake, django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks,
+) -> None:
+    post_indexed(client, django_capture_on_commit_callbacks, url("source-add", guru, kind="website"),
+                 {"web-url": f"{site.base_url}/sitemap_index.xml", "web-mode": "sitemap"})
+    sitemap = DataSource.objects.get(guru=guru)
+    assert sitemap.status == SourceStatus.INDEXED, sitemap.error_message
+    covered = sitemap.pages.filter(status="INDEXED").order_by("position").first()
+    assert covered is not None
+    response = post_indexed(client, django_capture_on_commit_callbacks, url("source-add", guru, kind="website"),
+                            {"web-url": covered.url, "web-mode": "page"})
+    assert response.status_code == 302 and DataSource.objects.filter(guru=guru).count() == 2
+    assert f"This page is already indexed as part of {sitemap}; it was added again as a page of its own." in (
+        flashes(response))
 
 
 def test_a_re_shown_github_form_never_echoes_the_token(client: Client, guru: Guru) -> None:

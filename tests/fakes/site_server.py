@@ -232,6 +232,9 @@ class SiteFake:
                                                f"{base}/docs/config", f"{base}/docs/quickstart",
                                                "mailto:docs@example.com", "ftp://files.example.com/x"])),
             "/sitemap-blog.xml": _xml(_urlset([f"{base}/blog/scheduler"])),
+            # Three pages of three subjects (install, plans, scheduler), for per-page records and citations.
+            "/sitemap-three.xml": _xml(_urlset([f"{base}/docs/install", f"{base}/docs/config",
+                                                f"{base}/blog/scheduler"])),
             "/redirect/internal": _redirect(f"{self.internal_url}/admin"),
             "/redirect/metadata": _redirect("http://169.254.169.254/latest/meta-data/"),
         }

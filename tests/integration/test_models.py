@@ -15,7 +15,7 @@ from backend.api.services import api_key_create, api_key_hash, api_key_revoke
 from backend.core.models import Settings
 from backend.core.selectors import settings_get
 from backend.integrations.models import Integration, IntegrationKind, Thread
-from backend.sources.models import DataSource, GithubFile, SourceKind, Summarization
+from backend.sources.models import DataSource, GithubFile, SourceKind, SourcePage, Summarization
 from backend.widget.models import WidgetId
 from tests.factories import DataSourceFactory, GuruFactory, UserFactory
 
@@ -60,6 +60,13 @@ def test_github_file_path_unique_per_source() -> None:
     fields = {"source": source, "path": "README.md", "blob_sha": "a" * 40, "size": 10, "link": "https://x.y/"}
     GithubFile.objects.create(**fields)
     _violates(lambda: GithubFile.objects.create(**fields))
+
+
+def test_source_page_url_unique_per_source() -> None:
+    source = DataSourceFactory(kind=SourceKind.WEBSITE, url="https://example.com/sitemap.xml")
+    fields = {"source": source, "url": "https://example.com/a", "normalized_url": "https://example.com/a"}
+    SourcePage.objects.create(**fields)
+    _violates(lambda: SourcePage.objects.create(**fields))
 
 
 def test_one_root_summary_per_guru() -> None:
@@ -124,7 +131,7 @@ def test_widget_keys_are_random_and_unique() -> None:
 
 def test_every_model_is_registered_in_the_admin() -> None:
     ours = [m for m in apps.get_models() if m.__module__.startswith("backend.")]
-    assert len(ours) == 15
+    assert len(ours) == 17
     assert [m.__name__ for m in ours if not admin.site.is_registered(m)] == []
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import functools
 import os
@@ -13,14 +12,16 @@ import subprocess
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
-from urllib.parse import quote, urlsplit, urlunsplit
 
-from backend.adapters.net_guard import Resolver, UrlPolicy, check_url, system_resolver
+from backend.adapters.github.links import blob_link, web_url_for
+from backend.adapters.github.remote import Config, RemotePolicy, git_error
+from backend.adapters.net_guard import Resolver, UrlPolicy, system_resolver
 from backend.pipeline.errors import PermanentServiceError, ServiceError, TransientServiceError
 from backend.pipeline.ingest_types import RepoFile, RepoSnapshot
 
 DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024
 DEFAULT_MAX_FILES = 10_000
+DEFAULT_CHECK_TIMEOUT = 8.0
 MAX_SKIPPED = 1000
 _BINARY_PROBE = 8192
 
@@ -42,6 +43,7 @@ MANIFESTS = frozenset(
     "Dockerfile Makefile README LICENSE CHANGELOG CONTRIBUTING package.json pyproject.toml requirements.txt "
     "setup.py setup.cfg Cargo.toml go.mod pom.xml build.gradle Gemfile composer.json".split()
 )
+__all__ = ["GitRepoReader", "blob_link", "glob_regex", "language_for", "web_url_for"]
 # Extension -> langchain_text_splitters.Language value; filtered against the installed enum in language_for.
 _LANGUAGES = {
     "py": "python", "js": "js", "jsx": "js", "mjs": "js", "cjs": "js", "ts": "ts", "tsx": "ts", "go": "go",
@@ -51,19 +53,8 @@ _LANGUAGES = {
     "hs": "haskell", "md": "markdown", "mdx": "markdown", "rst": "rst", "sol": "sol", "tex": "latex",
     "html": "html", "htm": "html", "ps1": "powershell", "pl": "perl", "cbl": "cobol",
 }
-_WEB_HOSTS = {"github.com": "github.com", "www.github.com": "github.com", "gitlab.com": "gitlab.com",
-              "www.gitlab.com": "gitlab.com"}
-_REPO_MISSING = "the repository does not exist or is private: add a token"
 # git refuses these in ref names anyway; checking first keeps a leading "-" from being read as an option.
 _BAD_BRANCH = re.compile(r"^-|\.\.|@\{|[\s~^:?*\[\\\x00-\x1f\x7f]|\.lock$|/$|^/|\.$")
-_PERMANENT_PATTERNS = (
-    (re.compile(r"Remote branch .* not found|couldn't find remote ref", re.I), "branch"),
-    (re.compile(r"returned error: 3\d\d", re.I), "the repository URL redirects elsewhere; use its new URL"),
-    (re.compile(r"not found|does not appear to be a git repository|returned error: 40[134]|could not read "
-                r"(Username|Password)|Authentication failed|terminal prompts disabled", re.I), _REPO_MISSING),
-    (re.compile(r"transport '\w+' not allowed|Unable to find remote helper|protocol .* is not supported", re.I),
-     "this kind of repository URL is not allowed"),
-)
 
 
 def language_for(path: str) -> str:
@@ -78,31 +69,6 @@ def _known_languages() -> frozenset[str]:
     from langchain_text_splitters import Language  # imported late: only ingestion needs the splitters
 
     return frozenset(member.value for member in Language)
-
-
-def web_url_for(url: str) -> str:
-    """The browsable page of a remote: https://host/owner/repo for GitHub and GitLab, else the URL itself."""
-    parts = urlsplit(url)
-    host = _WEB_HOSTS.get((parts.hostname or "").lower())
-    if host is None:
-        netloc = parts.netloc.rpartition("@")[2]  # credentials never belong in a citation link
-        return urlunsplit((parts.scheme, netloc, parts.path, parts.query, ""))
-    path = parts.path.rstrip("/")
-    path = path[: -len(".git")] if path.endswith(".git") else path
-    return f"https://{host}{path}"
-
-
-def blob_link(snapshot: RepoSnapshot, path: str, start_line: int | None = None, end_line: int | None = None) -> str:
-    """A link to a file (and lines) on GitHub or GitLab; the bare path for local or unknown hosts."""
-    host = urlsplit(snapshot.web_url).hostname or ""
-    if host not in ("github.com", "gitlab.com"):
-        return path
-    marker = "/-/blob/" if host == "gitlab.com" else "/blob/"
-    link = f"{snapshot.web_url}{marker}{quote(snapshot.default_branch)}/{quote(path)}"
-    if start_line is None:
-        return link
-    end = f"-L{end_line}" if host == "github.com" else f"-{end_line}"
-    return f"{link}#L{start_line}{end if end_line is not None and end_line != start_line else ''}"
 
 
 def glob_regex(pattern: str) -> re.Pattern[str]:
@@ -176,21 +142,41 @@ class GitRepoReader:
 
     def __init__(self, *, policy: UrlPolicy, git_binary: str = "git", max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
                  timeout: float = 300, allow_file_urls: bool = False, resolver: Resolver = system_resolver,
-                 max_files: int = DEFAULT_MAX_FILES) -> None:
-        # https only: tokens must never travel in clear text, and git's other transports can run commands.
-        self._policy = UrlPolicy(allow=policy.allow, schemes=("https",))
+                 max_files: int = DEFAULT_MAX_FILES, check_timeout: float = DEFAULT_CHECK_TIMEOUT,
+                 ca_bundle: str = "") -> None:
+        # https anywhere public; http and git:// (clear text, and no tokens) only to allow-listed hosts.
+        self._remotes = RemotePolicy(allow=policy.allow, allow_file_urls=allow_file_urls, resolver=resolver,
+                                     ca_bundle=ca_bundle)
         self._git_binary = git_binary
         self._max_file_bytes = max_file_bytes
         self._timeout = timeout
-        self._allow_file_urls = allow_file_urls
-        self._resolver = resolver
+        self._check_timeout = check_timeout
         self._max_files = max_files
+
+    def check(self, url: str, *, branch: str = "", token: str = "") -> str:
+        """Whether the remote can be cloned, within a few seconds: the branch that would be indexed, else raises.
+
+        The same URL policy and token as a clone, so what passes here is what the worker will fetch.
+        """
+        url = url.strip()
+        config = self._remotes.config(url, token)
+        branch = branch.strip()
+        if branch and _BAD_BRANCH.search(branch):
+            raise PermanentServiceError(f"{branch!r} is not a valid branch name.")
+        refs = ["HEAD", *([f"refs/heads/{branch}"] if branch else [])]
+        out = self._git(["ls-remote", "--symref", "--", url, *refs], config=config, token=token, url=url,
+                        timeout=self._check_timeout).decode()
+        if branch:
+            if f"\trefs/heads/{branch}" not in out:
+                raise PermanentServiceError(f"The branch {branch!r} does not exist in the repository.")
+            return branch
+        return _head_branch(out)
 
     def snapshot(self, url: str, *, branch: str = "", token: str = "", include: Sequence[str] = (),
                  exclude: Sequence[str] = (), workdir: str) -> RepoSnapshot:
         """Clone (or fetch into an existing clone of the same URL) and list the files worth indexing."""
         url = url.strip()
-        config = self._remote_config(url, token)
+        config = self._remotes.config(url, token)
         branch = branch.strip() or self._default_branch(url, config, token)
         if _BAD_BRANCH.search(branch):
             raise PermanentServiceError(f"{branch!r} is not a valid branch name.")
@@ -213,47 +199,14 @@ class GitRepoReader:
         except OSError as exc:
             raise PermanentServiceError(f"Cannot read {path!r} from the checkout: {exc.strerror}.") from exc
 
-    def _remote_config(self, url: str, token: str) -> list[tuple[str, str]]:
-        """Check the remote against the URL policy; per-call git config that pins transport, DNS and auth."""
-        try:
-            scheme, port = urlsplit(url).scheme.lower(), urlsplit(url).port
-        except ValueError as exc:
-            raise PermanentServiceError(f"{url!r} is not a valid repository URL.") from exc
-        config = [("protocol.allow", "never"), ("http.followRedirects", "false")]
-        if scheme == "file" and self._allow_file_urls:
-            return [*config, ("protocol.file.allow", "always")]
-        resolved: list[str] = []
+    def _default_branch(self, url: str, config: Config, token: str) -> str:
+        out = self._git(["ls-remote", "--symref", "--", url, "HEAD"], config=config, token=token, url=url)
+        return _head_branch(out.decode())
 
-        def capture(host: str, port: int) -> list[str]:
-            resolved.extend(self._resolver(host, port))
-            return resolved
-
-        host = check_url(url, self._policy, resolver=capture)
-        config.append(("protocol.https.allow", "always"))
-        if resolved:
-            # Pin the addresses just checked so a second DNS answer (rebinding) cannot point git elsewhere.
-            ordered = sorted(resolved, key=lambda a: (":" in a, a))
-            addresses = ",".join(f"[{a}]" if ":" in a else a for a in ordered)
-            config.append(("http.curloptResolve", f"{host}:{port or 443}:{addresses}"))
-        if token:
-            basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
-            config.append(("http.extraHeader", f"Authorization: Basic {basic}"))
-        return config
-
-    def _default_branch(self, url: str, config: list[tuple[str, str]], token: str) -> str:
-        out = self._git(["ls-remote", "--symref", "--", url, "HEAD"], config=config, token=token).decode()
-        for line in out.splitlines():
-            ref, _, name = line.partition("\t")
-            if name == "HEAD" and ref.startswith("ref: refs/heads/"):
-                return ref.removeprefix("ref: refs/heads/")
-        if not out.strip():
-            raise PermanentServiceError("The repository is empty: it has no commits to index.")
-        raise PermanentServiceError("The repository does not name a default branch; set the branch to index.")
-
-    def _sync(self, url: str, branch: str, root: Path, config: list[tuple[str, str]], token: str) -> None:
+    def _sync(self, url: str, branch: str, root: Path, config: Config, token: str) -> None:
         if self._is_clone_of(root, url):
             fetch = ["fetch", "--depth", "1", "--no-tags", "origin", f"refs/heads/{branch}"]
-            self._git(fetch, cwd=root, config=config, token=token, branch=branch)
+            self._git(fetch, cwd=root, config=config, token=token, branch=branch, url=url)
             self._git(["reset", "--hard", "FETCH_HEAD"], cwd=root)
             # -ff also removes untracked nested repositories, so nothing outside HEAD survives a re-sync.
             self._git(["clean", "-ffdx"], cwd=root)
@@ -264,7 +217,7 @@ class GitRepoReader:
             root.unlink()
         root.parent.mkdir(parents=True, exist_ok=True)
         clone = ["clone", "--depth", "1", "--single-branch", "--branch", branch, "--no-tags", "--", url, str(root)]
-        self._git(clone, config=config, token=token, branch=branch)
+        self._git(clone, config=config, token=token, branch=branch, url=url)
 
     def _is_clone_of(self, root: Path, url: str) -> bool:
         if not (root / ".git").is_dir():
@@ -314,7 +267,7 @@ class GitRepoReader:
         return files, skipped
 
     def _git(self, args: list[str], *, cwd: Path | None = None, config: Sequence[tuple[str, str]] = (),
-             token: str = "", branch: str = "") -> bytes:
+             token: str = "", branch: str = "", url: str = "", timeout: float | None = None) -> bytes:
         """Run git without a shell, with a clean config, a time limit and errors mapped to service errors."""
         with tempfile.TemporaryDirectory(prefix="openguru-git-home-") as home:
             env = _git_env(home, config)
@@ -324,15 +277,17 @@ class GitRepoReader:
             except FileNotFoundError as exc:
                 raise PermanentServiceError("git is not installed on the worker.") from exc
             try:
-                out, err = proc.communicate(timeout=self._timeout)
+                out, err = proc.communicate(timeout=timeout or self._timeout)
             except subprocess.TimeoutExpired as exc:
                 # git forks helpers (git-remote-https) that hold the pipes open: kill the whole group.
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(proc.pid, signal.SIGKILL)
                 proc.communicate()
-                raise TransientServiceError(f"git {args[0]} timed out after {self._timeout:g} s.") from exc
+                unreachable = ": host unreachable (no answer)" if timeout else ""
+                raise TransientServiceError(
+                    f"git {args[0]} timed out after {timeout or self._timeout:g} s{unreachable}.") from exc
         if proc.returncode != 0:
-            raise _git_error(args[0], err.decode("utf-8", errors="replace"), token, branch)
+            raise git_error(args[0], err.decode("utf-8", errors="replace"), token, branch, url)
         return out
 
 
@@ -352,22 +307,15 @@ def _git_env(home: str, config: Sequence[tuple[str, str]]) -> dict[str, str]:
     return env
 
 
-def _git_error(command: str, stderr: str, token: str, branch: str) -> ServiceError:
-    """Map git's complaint to a Permanent or Transient error whose message never contains the token."""
-    detail = _redact(stderr.strip(), token)[-600:]
-    for pattern, message in _PERMANENT_PATTERNS:
-        if pattern.search(stderr):
-            if message == "branch":
-                message = f"the branch {branch!r} does not exist in the repository"
-            return PermanentServiceError(f"git {command} failed: {message}. ({detail})")
-    return TransientServiceError(f"git {command} failed: {detail or 'no error output'}")
-
-
-def _redact(text: str, token: str) -> str:
-    if not token:
-        return text
-    basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
-    return text.replace(basic, "***").replace(token, "***")
+def _head_branch(ls_remote: str) -> str:
+    """The branch HEAD points at, from `git ls-remote --symref … HEAD`."""
+    for line in ls_remote.splitlines():
+        ref, _, name = line.partition("\t")
+        if name == "HEAD" and ref.startswith("ref: refs/heads/"):
+            return ref.removeprefix("ref: refs/heads/")
+    if not ls_remote.strip():
+        raise PermanentServiceError("The repository is empty: it has no commits to index.")
+    raise PermanentServiceError("The repository does not name a default branch; set the branch to index.")
 
 
 def _is_binary(path: Path) -> bool:

@@ -133,6 +133,14 @@ class InMemoryVectorStore:
         for start in range(0, len(rows), batch_size):
             yield rows[start : start + batch_size]
 
+    def source_chunks(
+        self, name: str, *, source_id: int, generation: int, limit: int, contains: str = ""
+    ) -> list[Hit]:
+        with self._lock:
+            rows = [c for c in self._get(name).rows.values()
+                    if c.source_id == source_id and c.generation == generation and contains in c.text]
+        return [_hit(c, 0.0) for c in rows[:limit]]
+
     def search_hybrid(
         self, name: str, *, query_text: str, query_vector: Sequence[float], top_k: int, candidates: int = 50,
         live: Mapping[int, int] | None = None,

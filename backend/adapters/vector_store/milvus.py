@@ -13,6 +13,7 @@ from pymilvus import DataType, Function, FunctionType, MilvusClient
 from pymilvus.client.types import LoadState
 from pymilvus.exceptions import MilvusException
 
+from backend.adapters.vector_store.filters import like_literal
 from backend.pipeline.errors import DimensionMismatchError, PermanentServiceError, VectorStoreError
 from backend.pipeline.fusion import BM25_B, BM25_K1, Fused, query_terms, reciprocal_rank_fusion
 from backend.pipeline.types import Chunk, CollectionInfo, Hit, HybridHit, SourceKind
@@ -287,6 +288,22 @@ class MilvusVectorStore:
                 yield [_chunk(row) for row in batch]
         finally:
             iterator.close()
+
+    def source_chunks(
+        self, name: str, *, source_id: int, generation: int, limit: int, contains: str = ""
+    ) -> list[Hit]:
+        expr = f"source_id == {int(source_id)} and generation == {int(generation)}"
+        if contains:
+            expr += f" and text like {like_literal(contains)}"
+        iterator = self._read("read chunks", name, "query_iterator", batch_size=min(max(limit, 1), 1000),
+                              limit=max(limit, 1), filter=expr, output_fields=["id", *HIT_FIELDS])
+        found: list[Hit] = []
+        try:
+            while len(found) < limit and (batch := self._call("read chunks", _next_batch, iterator)):
+                found += [_hit(row, str(row["id"]), 0.0) for row in batch]
+        finally:
+            iterator.close()
+        return found[:limit]
 
     def search_dense(
         self, name: str, vector: Sequence[float], *, top_k: int, source_ids: Sequence[int] | None = None,

@@ -6,7 +6,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from django.http import StreamingHttpResponse
+from django.http import HttpRequest, StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
@@ -15,7 +15,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from backend.answering.citations import references_marked
 from backend.answering.events import AnswerEvent, EventKind, error_marker
+from backend.answering.links import answer_path
 from backend.answering.models import AnswerState, Channel, Question
 from backend.answering.services import AskRequest, answer_stream
 from backend.answering.streaming import AnswerPump, is_error
@@ -48,6 +50,8 @@ class ReferenceOutput(serializers.Serializer):
     title = serializers.CharField()
     link = serializers.CharField(allow_blank=True)
     icon = serializers.CharField(allow_blank=True)
+    n = serializers.IntegerField(help_text="The number the answer's [n] markers use for this reference.")
+    cited = serializers.BooleanField(help_text="Whether the answer's text cites it (false: retrieved only).")
 
 
 class AnswerOutput(serializers.Serializer):
@@ -59,25 +63,34 @@ class AnswerOutput(serializers.Serializer):
     question = serializers.CharField()
     date_updated = serializers.DateTimeField()
     trust_score = serializers.IntegerField()
-    references = ReferenceOutput(many=True)
+    references = ReferenceOutput(many=True, help_text="The sources the answer cites, as [1]..[k] in its text.")
+    also_retrieved = ReferenceOutput(many=True, help_text="Sources retrieved for the answer but not cited in it.")
     session_id = serializers.CharField(allow_null=True)
-    question_url = serializers.CharField()
+    question_url = serializers.URLField(
+        help_text="Absolute link to a page showing this answer (anyone given it can open it).")
     out_of_context = serializers.BooleanField()
 
 
 _ICONS = {"YOUTUBE": "youtube", "PDF": "pdf", "GITHUB_REPO": "github", "WEBSITE": "website"}
 
 
-def answer_json(question: Question) -> dict[str, Any]:
+def answer_json(question: Question, request: HttpRequest) -> dict[str, Any]:
     return {
         "question_id": question.pk, "slug": question.slug, "content": question.content,
         "question": question.question, "date_updated": question.updated_at,
         "trust_score": round((question.trust_score or 0) * 100),
-        "references": [{"title": r.get("title", ""), "link": r.get("link", ""), "icon": _ICONS.get(r.get("kind"), "")}
-                       for r in question.references],
+        **_references(question),
         "session_id": str(question.binge_id) if question.binge_id else None,
-        "question_url": f"/g/{question.guru.slug}/?q={question.slug}", "out_of_context": question.out_of_context,
+        "question_url": request.build_absolute_uri(answer_path(question)), "out_of_context": question.out_of_context,
     }
+
+
+def _references(question: Question) -> dict[str, list[dict[str, Any]]]:
+    """Gurubase's `references` holds only what the text cites; what was retrieved besides is apart."""
+    refs = [{"title": r.get("title", ""), "link": r.get("link", ""), "icon": _ICONS.get(str(r.get("kind")), ""),
+             "n": r.get("n") if isinstance(r.get("n"), int) else 0, "cited": bool(r.get("cited"))}
+            for r in references_marked(question.content, question.references)]
+    return {"references": [r for r in refs if r["cited"]], "also_retrieved": [r for r in refs if not r["cited"]]}
 
 
 def _markdown(event: AnswerEvent) -> bytes:
@@ -146,7 +159,7 @@ class AnswerApi(APIView):
         params = data.validated_data
         session_id = str(params["session_id"]) if params.get("session_id") else None
         if params["fetch_existing"]:
-            return Response(answer_json(self._existing(guru.pk, params["question"], session_id)))
+            return Response(answer_json(self._existing(guru.pk, params["question"], session_id), request))
         ask = AskRequest(guru=guru, question=params["question"], channel=Channel.API, session_id=session_id,
                          user=request.user)
         cancel = CancelToken()
@@ -161,7 +174,7 @@ class AnswerApi(APIView):
             return StreamingHttpResponse(pump.body(first, _markdown, heartbeat=None),
                                          content_type="text/plain; charset=utf-8", headers=SSE_HEADERS)
         question_id = _consume(answer_stream(ask, cancel=cancel))
-        return Response(answer_json(Question.objects.select_related("guru").get(pk=question_id)))
+        return Response(answer_json(Question.objects.select_related("guru").get(pk=question_id), request))
 
     @staticmethod
     def _existing(guru_id: int, question: str, session_id: str | None) -> Question:

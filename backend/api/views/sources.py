@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django.conf import settings
-from django.core.exceptions import SuspiciousFileOperation
 from django.core.files.uploadedfile import UploadedFile
 from django.http import QueryDict
-from django.utils.datastructures import MultiValueDict
-from django.utils.text import get_valid_filename
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
@@ -21,16 +17,17 @@ from rest_framework.views import APIView
 
 from backend.api.auth import guru_for
 from backend.api.schema import ErrorSerializer, JSONParser, Pagination, errors
+from backend.api.views.source_payloads import URL_LISTS, multipart_payload, safe_name
 from backend.core.errors import AppError
 from backend.gurus.models import Guru
 from backend.sources.models import DataSource, SourceKind
 from backend.sources.selectors import source_get, source_list, source_pick
 from backend.sources.services import WEBSITE_MODES, source_create, source_delete, source_schedule_index
+from backend.sources.validation import AlreadyASource, overlap_warning
 
 MAX_ITEMS = 100
 MAX_URL_LENGTH = 2000
 MAX_IDS = 1000
-URL_LISTS = ("youtube_urls", "website_urls", "github_repos")
 
 
 class TooLarge(AppError):
@@ -161,57 +158,9 @@ class ResultSerializer(serializers.Serializer):
         ref_name = "DataSourcesResult"
 
 
-def _json_list(name: str, values: list[Any]) -> list[Any]:
-    """Multipart sends a list as repeated fields or, Gurubase-style, as one JSON-encoded list."""
-    if len(values) == 1 and isinstance(values[0], str) and values[0].lstrip().startswith("["):
-        try:
-            parsed = json.loads(values[0])
-        except ValueError as exc:
-            raise ValidationError({name: ["Not a valid JSON list."]}) from exc
-        if not isinstance(parsed, list):
-            raise ValidationError({name: ["Not a valid JSON list."]})
-        return parsed
-    return values
-
-
-def _json_object(value: Any) -> Any:
-    """A repository given as one multipart field holding a JSON object."""
-    if isinstance(value, str) and value.lstrip().startswith("{"):
-        try:
-            return json.loads(value)
-        except ValueError as exc:
-            raise ValidationError({"github_repos": ["Not a valid JSON object."]}) from exc
-    return value
-
-
-def _safe_name(upload: UploadedFile) -> UploadedFile:
-    """Storage refuses names that clean down to nothing (e.g. '$$'); such files are stored as document.pdf."""
-    try:
-        get_valid_filename(upload.name or "")
-    except SuspiciousFileOperation:
-        upload.name = "document.pdf"
-    return upload
-
-
-def _multipart_payload(data: QueryDict, *, files: MultiValueDict[str, UploadedFile]) -> dict[str, Any]:
-    payload: dict[str, Any] = {name: _json_list(name, data.getlist(name)) for name in URL_LISTS if name in data}
-    if "github_repos" in payload:
-        payload["github_repos"] = [_json_object(repo) for repo in payload["github_repos"]]
-    if "website_mode" in data:
-        payload["website_mode"] = data["website_mode"]
-    for alias in ("pdf_privacies", "pdf_privacy"):
-        if alias in data:
-            payload["pdf_privacies"] = _json_list("pdf_privacies", data.getlist(alias))
-            break
-    uploads = files.getlist("pdf_files") + files.getlist("pdf_files[]")
-    if uploads:
-        payload["pdf_files"] = uploads
-    return payload
-
-
 def _create_one(guru: Guru, kind: str, item: Any, mode: str, private: bool) -> DataSource:
     if kind == SourceKind.PDF:
-        return source_create(guru=guru, kind=kind, upload=_safe_name(item), private=private)
+        return source_create(guru=guru, kind=kind, upload=safe_name(item), private=private)
     if kind == SourceKind.GITHUB_REPO:
         options = {k: item[k] for k in ("branch", "include", "exclude") if item.get(k)}
         if item.get("glob_pattern"):
@@ -244,7 +193,8 @@ def _create_all(guru: Guru, data: dict[str, Any]) -> tuple[list[DataSource], lis
         try:
             created.append(_create_one(guru, kind, item, data["website_mode"], private))
         except AppError as exc:
-            failed.append({"input": _label(kind, item), "code": exc.code, "msg": exc.detail, "status": exc.status})
+            failed.append({"input": _label(kind, item), "code": exc.code, "msg": exc.detail, "status": exc.status,
+                           "source_id": exc.source.pk if isinstance(exc, AlreadyASource) else None})
     return created, failed
 
 
@@ -259,9 +209,20 @@ class ItemErrorSerializer(serializers.Serializer):
     input = serializers.CharField(help_text="The URL or file name as given.")
     code = serializers.CharField()
     msg = serializers.CharField()
+    source_id = serializers.IntegerField(allow_null=True, required=False,
+                                         help_text="For `conflict`: the guru's source that already has this URL.")
+
 
     class Meta:
         ref_name = "DataSourceItemError"
+
+
+class WarningSerializer(serializers.Serializer):
+    id = serializers.IntegerField(help_text="The source that was added.")
+    msg = serializers.CharField()
+
+    class Meta:
+        ref_name = "DataSourceWarning"
 
 
 class CreatedSerializer(serializers.Serializer):
@@ -269,15 +230,19 @@ class CreatedSerializer(serializers.Serializer):
     created = SourceOutputSerializer(many=True)
     errors = ItemErrorSerializer(  # type: ignore[assignment]  # a field, not Serializer.errors: see ErrorSerializer
         many=True, help_text="Items that were not added, each with its reason.")
+    warnings = WarningSerializer(many=True, help_text="Added, but worth knowing: a page a sitemap or crawl of "
+                                                      "the guru already indexes.")
 
     class Meta:
         ref_name = "DataSourcesCreated"
 
 
-def _created_response(created: list[DataSource], failed: list[dict[str, Any]]) -> Response:
+def _created_response(guru: Guru, created: list[DataSource], failed: list[dict[str, Any]]) -> Response:
     items = ItemErrorSerializer(failed, many=True).data
     if created:
-        body = {"msg": f"{len(created)} data source(s) added.", "created": created, "errors": items}
+        warnings = [{"id": s.pk, "msg": w} for s in created if (w := overlap_warning(guru=guru, source=s))]
+        body = {"msg": f"{len(created)} data source(s) added.", "created": created, "errors": items,
+                "warnings": warnings}
         return Response(CreatedSerializer(body).data, status=201)
     statuses = {item["status"] for item in failed}
     status = statuses.pop() if len(statuses) == 1 else 400
@@ -320,7 +285,7 @@ class DataSourcesApi(APIView):
         guru = guru_for(request, slug)
         if isinstance(request.data, QueryDict):
             serializer: serializers.Serializer = SourcesUploadSerializer(
-                data=_multipart_payload(request.data, files=request.FILES))
+                data=multipart_payload(request.data, files=request.FILES))
         elif isinstance(request.data, dict):
             serializer = SourcesCreateSerializer(data=request.data)
         else:
@@ -328,7 +293,7 @@ class DataSourcesApi(APIView):
         serializer.is_valid(raise_exception=True)
         _check_sizes(serializer.validated_data.get("pdf_files", []))
         created, failed = _create_all(guru, serializer.validated_data)
-        return _created_response(created, failed)
+        return _created_response(guru, created, failed)
 
     @extend_schema(operation_id="data_sources_delete", summary="Delete data sources", tags=["data sources"],
                    parameters=[_IDS_QUERY],

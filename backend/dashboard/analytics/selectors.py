@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime, time, timedelta
 from decimal import Decimal
+from typing import Any
 
 from django.db.models import Avg, Case, Count, IntegerField, Max, Q, QuerySet, Sum, Value, When
 from django.urls import reverse
@@ -70,6 +71,8 @@ class CitedSource:
     link: str
     count: int
     deleted: bool = False
+    page_of: str = ""
+    """For one page of a sitemap or crawl source: that source's title (the entry itself is the page)."""
 
 
 @dataclass(frozen=True)
@@ -170,21 +173,42 @@ def _source_link(row: Mapping[str, object]) -> str:
 
 
 def _top_sources(guru: Guru, since: datetime) -> list[CitedSource]:
-    """The most cited sources of the period, counted in SQL over citation rows (one per source per answer)."""
-    top = list(Citation.objects.filter(guru=guru, created_at__gte=since).values("source_id")
-               .annotate(count=Count("id"), cited_as=Max("title")).order_by("-count", "source_id")[:TOP_SOURCES])
-    rows = {row["pk"]: row for row in DataSource.objects.filter(
-        guru=guru, pk__in=[entry["source_id"] for entry in top]).values("pk", "title", "url", "file", "kind")}
-    result = []
+    """The most cited sources of the period, counted in SQL over citation rows (one per source per answer).
+
+    A sitemap or crawl source counts per page: each of its pages is an entry of its own.
+    """
+    top = list(Citation.objects.filter(guru=guru, created_at__gte=since).values("source_id", "page_url")
+               .annotate(count=Count("id"), cited_as=Max("title"), page_title=Max("page_title"))
+               .order_by("-count", "source_id", "page_url")[:TOP_SOURCES * 2])
+    cited_ids = {entry["source_id"] for entry in top}
+    rows = {row["pk"]: row for row in DataSource.objects.filter(guru=guru, pk__in=cited_ids).values(
+        "pk", "title", "url", "file", "kind", "options")}
+    merged: dict[tuple[int, str], CitedSource] = {}
     for entry in top:
         row = rows.get(entry["source_id"])
-        if row is None:
-            result.append(CitedSource(source_id=entry["source_id"], title=entry["cited_as"] or "Untitled source",
-                                      link="", count=entry["count"], deleted=True))
-            continue
-        title = row["title"] or row["url"] or str(row["file"]).rsplit("/", 1)[-1] or entry["cited_as"]
-        result.append(CitedSource(source_id=row["pk"], title=title, link=_source_link(row), count=entry["count"]))
-    return result
+        cited = _cited(entry, row)
+        key = (entry["source_id"], entry["page_url"] if cited.page_of or cited.deleted else "")
+        if key in merged:  # a single-page source cited under two spellings of its URL is one entry
+            cited = replace(merged[key], count=merged[key].count + cited.count)
+        merged[key] = cited
+    return sorted(merged.values(), key=lambda c: -c.count)[:TOP_SOURCES]
+
+
+def _is_multi_page(row: Mapping[str, Any]) -> bool:
+    return row["kind"] == SourceKind.WEBSITE and (row["options"] or {}).get("mode", "page") != "page"
+
+
+def _cited(entry: Mapping[str, Any], row: Mapping[str, Any] | None) -> CitedSource:
+    """One entry of the list: a page of a multi-page source, a source, or what a deleted source was cited as."""
+    page_url, page_title = entry["page_url"], entry["page_title"]
+    if row is None:
+        return CitedSource(source_id=entry["source_id"], title=page_title or entry["cited_as"] or "Untitled source",
+                           link="", count=entry["count"], deleted=True)
+    title = row["title"] or row["url"] or str(row["file"]).rsplit("/", 1)[-1] or entry["cited_as"]
+    if page_url and _is_multi_page(row):
+        return CitedSource(source_id=row["pk"], title=page_title or page_url, link=_safe_link(page_url),
+                           count=entry["count"], page_of=title)
+    return CitedSource(source_id=row["pk"], title=title, link=_source_link(row), count=entry["count"])
 
 
 def guru_analytics(*, guru: Guru, period: int) -> GuruAnalytics:

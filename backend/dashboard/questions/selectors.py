@@ -10,6 +10,7 @@ from django.db.models import Q, QuerySet
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 
+from backend.answering.citations import references_marked
 from backend.answering.feedback import MAX_ID
 from backend.answering.models import Question
 from backend.gurus.models import Guru
@@ -92,15 +93,18 @@ def safe_link(link: object) -> str:
 
 
 def reference_rows(question: Question) -> list[dict[str, Any]]:
-    """The references as stored, with links that are safe to put in an href and scores as percentages."""
+    """The references as stored, each marked cited or not, with links that are safe to put in an href and
+    scores as percentages."""
     rows = []
-    for ref in question.references if isinstance(question.references, list) else []:
-        if not isinstance(ref, dict):
-            continue
+    for ref in references_marked(question.content, question.references):
         score = ref.get("score")
+        also = ref.get("also_in")
+        also = also if isinstance(also, list) else []
         rows.append({"n": ref.get("n"), "title": str(ref.get("title") or ref.get("link") or "Untitled source"),
                      "link": safe_link(ref.get("link")), "kind": str(ref.get("kind") or ""),
-                     "locator": str(ref.get("locator") or ""),
+                     "locator": str(ref.get("locator") or ""), "cited": bool(ref.get("cited")),
+                     "also_in": [{"title": str(m.get("title") or m.get("link") or ""), "link": safe_link(m.get("link"))}
+                                 for m in also if isinstance(m, dict)],
                      "score": round(score * 100) if isinstance(score, int | float) else None})
     return rows
 

@@ -59,7 +59,8 @@ def question_detail_view(request: HttpRequest, guru: Guru, question_id: int) -> 
         "threshold": round(threshold * 100), "references": references,
         "timings": timing_rows(question), "usage": usage_rows(question), "turns": session_turns(question),
         "cache_hit": bool(isinstance(question.timings, dict) and question.timings.get("cache_hit")),
-        "citations": [r["n"] for r in references if isinstance(r["n"], int)]})
+        "cited": [r for r in references if r["cited"]], "also_retrieved": [r for r in references if not r["cited"]],
+        "citations": [r["n"] for r in references if isinstance(r["n"], int) and r["cited"]]})
 
 
 @guru_view

@@ -7,10 +7,15 @@ from typing import Any
 from django import forms
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
+from django.urls import reverse
+from django.utils.html import format_html
 
+from backend.core.errors import AppError
+from backend.gurus.models import Guru
 from backend.pipeline.youtube_urls import parse_youtube_url
 from backend.sources.models import SourceKind
 from backend.sources.selectors import MAX_ID
+from backend.sources.validation import AlreadyASource
 
 MAX_URL_LENGTH = 2000
 MAX_FILES = 20
@@ -33,6 +38,15 @@ class SourceForm(forms.Form):
 
     def source_arguments(self) -> dict[str, Any]:
         return {"kind": self.kind, "url": self.cleaned_data.get("url", ""), "private": self.cleaned_data["private"]}
+
+    def add_service_error(self, exc: AppError, *, guru: Guru) -> None:
+        """Show why the service refused the source under the URL field; an existing source is linked."""
+        if isinstance(exc, AlreadyASource):
+            link = reverse("dashboard:source", kwargs={"slug": guru.slug, "source_id": exc.source.pk})
+            self.add_error("url", forms.ValidationError(
+                format_html('{} <a href="{}">Open it</a>.', exc.detail, link), code="already_a_source"))
+        else:
+            self.add_error("url", exc.detail)
 
 
 class YouTubeForm(SourceForm):
@@ -96,8 +110,13 @@ def _globs(text: str, field: str) -> list[str]:
 
 class GithubForm(SourceForm):
     kind = SourceKind.GITHUB_REPO
-    url = forms.CharField(label="Repository URL", max_length=MAX_URL_LENGTH,
-                          widget=forms.URLInput(attrs={"placeholder": "https://github.com/owner/repo"}))
+    url = forms.CharField(
+        label="Repository URL", max_length=MAX_URL_LENGTH,
+        widget=forms.TextInput(attrs={"placeholder": "https://gitlab.com/group/project.git", "inputmode": "url",
+                                      "autocomplete": "off", "spellcheck": "false"}),
+        help_text="The https:// clone URL on any host: GitHub, GitLab, Gitea/Forgejo, Bitbucket or your own "
+                  "server. http:// and git:// work for hosts in OPENGURU_FETCH_ALLOWLIST; staff can give a path on "
+                  "the server when OPENGURU_GIT_ALLOW_FILE_URLS is on. It is checked when you add it.")
     branch = forms.CharField(required=False, max_length=255, help_text="Empty for the default branch.")
     include = forms.CharField(required=False, label="Include globs", max_length=MAX_GLOBS * (MAX_GLOB_LENGTH + 1),
                               widget=forms.Textarea(attrs={"rows": 2, "placeholder": "docs/**\n*.md"}),
@@ -108,14 +127,16 @@ class GithubForm(SourceForm):
     # Never rendered back into the page: a re-shown form asks for the token again.
     token = forms.CharField(required=False, max_length=500, label="Access token",
                             widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "off"}),
-                            help_text="Only for private repositories; stored encrypted.")
+                            help_text="Only for private repositories (sent over https only); stored encrypted. "
+                                      "Give user:token where the host needs your user name.")
 
     field_order = ["url", "branch", "include", "exclude", "token", "private"]
 
     def clean_url(self) -> str:
         url: str = self.cleaned_data["url"].strip()
-        if not url.startswith(("https://", "http://", "file://")):
-            raise forms.ValidationError("Give the repository's clone URL, e.g. https://github.com/owner/repo.")
+        if not url.lower().startswith(("https://", "http://", "git://", "file://", "/")):
+            raise forms.ValidationError("Give the repository's clone URL, e.g. https://gitlab.com/group/project.git "
+                                        "(SSH remotes are not supported).")
         return url
 
     def clean_include(self) -> list[str]:

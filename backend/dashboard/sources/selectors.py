@@ -8,17 +8,19 @@ from datetime import datetime
 from typing import Any
 
 from django.core.paginator import Page, Paginator
-from django.db.models import QuerySet
+from django.db.models import Count, F, QuerySet, Window
+from django.db.models.functions import RowNumber
 from django.utils import timezone
 from django.utils.timesince import timesince
 
 from backend.gurus.models import Guru
 from backend.pipeline.youtube_urls import parse_youtube_url
-from backend.sources.models import DataSource, SourceKind, SourceStatus
-from backend.sources.selectors import MAX_ID, source_eta_seconds, source_list
+from backend.sources.models import DataSource, SourceKind, SourcePage, SourceStatus
+from backend.sources.selectors import MAX_ID, source_eta_seconds, source_list, source_status_counts
 
 PAGE_SIZE = 50
 MAX_PROGRESS_IDS = 200
+PAGES_SHOWN = 50
 ACTIVE = (SourceStatus.PENDING, SourceStatus.PROCESSING)
 # The columns the table and the progress endpoint read; never the encrypted token.
 ROW_FIELDS = ("id", "guru_id", "kind", "url", "file", "title", "options", "status", "error_message", "progress_done",
@@ -81,6 +83,14 @@ def last_indexed_text(when: datetime | None, now: datetime) -> str:
 
 
 @dataclass(frozen=True)
+class PageRow:
+    """One page of a multi-page source in the table's expandable list."""
+
+    page: SourcePage
+    last_indexed_text: str
+
+
+@dataclass(frozen=True)
 class SourceRow:
     """One table row: the source and the values derived for showing it (so the template stays logic-free)."""
 
@@ -92,14 +102,34 @@ class SourceRow:
     eta_text: str
     badge: str
     last_indexed_text: str
+    pages: tuple[PageRow, ...] = ()
+    """A sitemap's or crawl's first PAGES_SHOWN pages (the expandable list of the row)."""
+    page_count: int = 0
 
 
-def source_row(source: DataSource, now: datetime) -> SourceRow:
+def source_row(source: DataSource, now: datetime, pages: tuple[PageRow, ...] = (), page_count: int = 0) -> SourceRow:
     eta = source_eta_seconds(source=source, now=now)
     return SourceRow(source=source, kind_label=kind_label(source), is_active=source.status in ACTIVE,
                      percent=progress_percent(source),
                      eta_seconds=eta, eta_text=activity_text(source, eta), badge=STATUS_BADGES.get(source.status, ""),
-                     last_indexed_text=last_indexed_text(source.last_indexed_at, now))
+                     last_indexed_text=last_indexed_text(source.last_indexed_at, now), pages=pages,
+                     page_count=page_count)
+
+
+def _pages_of(sources: list[DataSource], now: datetime) -> tuple[dict[int, tuple[PageRow, ...]], dict[int, int]]:
+    """The first PAGES_SHOWN page rows and the page count of each source: two queries for the whole table page."""
+    ids = [s.pk for s in sources if s.kind == SourceKind.WEBSITE]
+    if not ids:
+        return {}, {}
+    counts = dict(SourcePage.objects.filter(source_id__in=ids).values("source_id").annotate(n=Count("id"))
+                  .order_by().values_list("source_id", "n"))
+    shown = Window(RowNumber(), partition_by=[F("source_id")], order_by=[F("position"), F("id")])
+    rows = SourcePage.objects.filter(source_id__in=[i for i in ids if i in counts]).annotate(rank=shown) \
+        .filter(rank__lte=PAGES_SHOWN).order_by("source_id", "position", "id")
+    pages: dict[int, list[PageRow]] = {}
+    for row in rows:
+        pages.setdefault(row.source_id, []).append(PageRow(row, last_indexed_text(row.last_indexed_at, now)))
+    return {sid: tuple(found) for sid, found in pages.items()}, counts
 
 
 def source_rows(*, guru: Guru) -> QuerySet[DataSource]:
@@ -111,7 +141,9 @@ def sources_page(*, guru: Guru, number: Any) -> tuple[Page[DataSource], list[Sou
     """One page of the table and its rows (a count and one select, however many sources there are)."""
     page = Paginator(source_rows(guru=guru), PAGE_SIZE).get_page(number)
     now = timezone.now()
-    return page, [source_row(source, now) for source in page.object_list]
+    sources = list(page.object_list)
+    pages, counts = _pages_of(sources, now)
+    return page, [source_row(source, now, pages.get(source.pk, ()), counts.get(source.pk, 0)) for source in sources]
 
 
 def source_progress_entry(source: DataSource, now: datetime) -> dict[str, Any]:
@@ -133,3 +165,18 @@ def sources_progress(*, guru: Guru, ids: Iterable[int] | None) -> list[dict[str,
     rows = source_rows(guru=guru).filter(**wanted)
     now = timezone.now()
     return [source_progress_entry(source, now) for source in rows[:MAX_PROGRESS_IDS]]
+
+
+def header_counts(*, guru: Guru) -> dict[str, int]:
+    """The Sources header's "N in all · N indexed · N indexing · N failed" (the poller redraws it)."""
+    counts = source_status_counts(guru=guru)
+    return {"total": sum(counts.values()), "indexed": counts[SourceStatus.INDEXED],
+            "indexing": counts[SourceStatus.PENDING] + counts[SourceStatus.PROCESSING],
+            "failed": counts[SourceStatus.FAILED]}
+
+
+def source_detail_pages(*, source: DataSource, number: Any) -> tuple[Page[SourcePage], list[PageRow]]:
+    """One page of a multi-page source's page rows, in the order its last run found them."""
+    page = Paginator(SourcePage.objects.filter(source=source).order_by("position", "id"), 100).get_page(number)
+    now = timezone.now()
+    return page, [PageRow(row, last_indexed_text(row.last_indexed_at, now)) for row in page.object_list]

@@ -1,4 +1,4 @@
-"""Write paths of the dashboard's sources page: add PDFs one by one, re-index or delete a selection."""
+"""Write paths of the dashboard's sources pages: add PDFs one by one, re-index or delete a selection, rename."""
 
 from __future__ import annotations
 
@@ -80,3 +80,14 @@ def sources_delete(*, guru: Guru, ids: Iterable[int]) -> list[str]:
         names.append(str(source))
         source_delete(source=source)
     return names
+
+
+TITLE_MAX = 500
+
+
+def source_rename(*, source: DataSource, title: str) -> str:
+    """Give the source the maintainer's name (blank: back to the name its next index run gives it)."""
+    title = " ".join(title.split())[:TITLE_MAX]
+    DataSource.objects.filter(pk=source.pk).update(title=title)
+    source.title = title
+    return str(source)

@@ -13,4 +13,6 @@ urlpatterns = [
     path(f"{PREFIX}delete/", views.sources_delete_confirmed, name="sources-delete"),
     path(f"{PREFIX}progress.json", views.sources_progress_json, name="sources-progress"),
     path(f"{PREFIX}<int:source_id>/file/", views.source_file, name="source-file"),
+    path(f"{PREFIX}<int:source_id>/", views.source_detail, name="source"),
+    path(f"{PREFIX}<int:source_id>/rename/", views.source_rename_view, name="source-rename"),
 ]

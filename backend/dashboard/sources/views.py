@@ -9,11 +9,13 @@ from django.contrib import messages
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.datastructures import MultiValueDict
 from django.views.decorators.http import require_GET, require_POST
 
 from backend.core.errors import AppError, NotFound
 from backend.dashboard.access import guru_view
+from backend.dashboard.sources.chunks import source_chunks_listing
 from backend.dashboard.sources.forms import (
     GithubForm,
     PdfUploadForm,
@@ -22,11 +24,21 @@ from backend.dashboard.sources.forms import (
     WebsiteForm,
     YouTubeForm,
 )
-from backend.dashboard.sources.selectors import MAX_PROGRESS_IDS, sources_page, sources_progress
-from backend.dashboard.sources.services import sources_add_pdfs, sources_delete, sources_reindex
+from backend.dashboard.sources.selectors import (
+    MAX_PROGRESS_IDS,
+    header_counts,
+    kind_label,
+    last_indexed_text,
+    source_detail_pages,
+    sources_page,
+    sources_progress,
+)
+from backend.dashboard.sources.services import source_rename, sources_add_pdfs, sources_delete, sources_reindex
 from backend.gurus.models import Guru
+from backend.sources.models import DataSource
 from backend.sources.selectors import source_get, source_pick, source_status_counts
 from backend.sources.services import source_create, source_reindex_guru
+from backend.sources.validation import overlap_warning
 
 # url kind -> (form, field prefix); prefixes keep the four forms' ids apart on one page.
 ADD_FORMS: dict[str, tuple[type[SourceForm], str]] = {
@@ -34,7 +46,7 @@ ADD_FORMS: dict[str, tuple[type[SourceForm], str]] = {
     "github": (GithubForm, "gh"),
 }
 ADD_TITLES = {"youtube": "YouTube video or playlist", "website": "Website", "pdf": "PDF files",
-              "github": "GitHub repository"}
+              "github": "Git repository"}
 NAMES_SHOWN = 5
 
 
@@ -86,11 +98,14 @@ def source_add(request: HttpRequest, guru: Guru, kind: str) -> HttpResponse:
         if isinstance(form, PdfUploadForm):
             return _add_pdfs(request, guru, form)
         try:
-            source = source_create(guru=guru, **form.source_arguments())
+            # Staff may add a repository on the server's disk; other maintainers only remote URLs.
+            source = source_create(guru=guru, allow_local=request.user.is_staff, **form.source_arguments())
         except AppError as exc:
-            form.add_error("url", exc.detail)
+            form.add_service_error(exc, guru=guru)
         else:
             messages.success(request, f"Added {source}. It is indexed in the background; progress shows below.")
+            if warning := overlap_warning(guru=guru, source=source):
+                messages.warning(request, warning)
             return redirect("dashboard:sources", slug=guru.slug)
     return _page(request, guru, bound=(kind, form), status=400)
 
@@ -170,7 +185,8 @@ def sources_progress_json(request: HttpRequest, guru: Guru) -> JsonResponse:
     except ValueError as exc:
         return JsonResponse({"code": "invalid", "detail": str(exc)}, status=400)
     entries = sources_progress(guru=guru, ids=ids)
-    response = JsonResponse({"sources": entries, "active": sum(1 for entry in entries if entry["active"])})
+    response = JsonResponse({"sources": entries, "active": sum(1 for entry in entries if entry["active"]),
+                             "counts": header_counts(guru=guru)})
     response["Cache-Control"] = "no-store"
     return response
 
@@ -179,11 +195,40 @@ def sources_progress_json(request: HttpRequest, guru: Guru) -> JsonResponse:
 @require_GET
 def source_file(request: HttpRequest, guru: Guru, source_id: int) -> FileResponse:
     """A PDF source's file for its maintainers (the public link refuses private sources)."""
-    try:
-        source = source_get(guru=guru, source_id=source_id)
-    except NotFound as exc:
-        raise Http404(str(exc)) from exc
+    source = _source_or_404(guru, source_id)
     if not source.file:
         raise Http404("This source has no file.")
     name = (source.file.name or "").rsplit("/", 1)[-1]
     return FileResponse(source.file.open("rb"), content_type="application/pdf", filename=name)
+
+
+def _source_or_404(guru: Guru, source_id: int) -> DataSource:
+    try:
+        return source_get(guru=guru, source_id=source_id)
+    except NotFound as exc:
+        raise Http404(str(exc)) from exc
+
+
+@guru_view
+@require_GET
+def source_detail(request: HttpRequest, guru: Guru, source_id: int) -> HttpResponse:
+    """What one source indexed: its pages (sitemap/crawl) and its chunks, filtered by text or scored for a question."""
+    source = _source_or_404(guru, source_id)
+    listing = source_chunks_listing(source=source, mode=request.GET.get("mode", "text"), query=request.GET.get("q", ""),
+                                    number=request.GET.get("page"))
+    pages, page_rows = source_detail_pages(source=source, number=request.GET.get("pages"))
+    query = {"mode": listing.mode, "q": listing.query} if listing.query else {}
+    context = {"guru": guru, "source": source, "kind_label": kind_label(source), "listing": listing,
+               "pages": pages if pages.paginator.count else None, "page_rows": page_rows,
+               "query_string": urlencode(query),
+               "last_indexed_text": last_indexed_text(source.last_indexed_at, timezone.now())}
+    return render(request, "dashboard/sources/detail.html", context)
+
+
+@guru_view
+@require_POST
+def source_rename_view(request: HttpRequest, guru: Guru, source_id: int) -> HttpResponse:
+    source = _source_or_404(guru, source_id)
+    name = source_rename(source=source, title=request.POST.get("title", ""))
+    messages.success(request, f"Renamed the source to {name}.")
+    return redirect("dashboard:source", slug=guru.slug, source_id=source.pk)

@@ -8,7 +8,8 @@
  * window.OpenGuruAnswerParts = {
  *   STAGES, MESSAGES, el(tag, className?, text?), percent(score), inkFor("#rrggbb"),
  *   stageText(stage), rateLimitText(seconds, detail?), showNotice(node, className, message, kind),
- *   renderReferences(section, references, options), renderTrust(box, score, outOfContext, options)
+ *   renderReferences(section, references, options), citedNumbers(references),
+ *   renderTrust(box, score, outOfContext, options)
  * }
  */
 (function () {
@@ -34,7 +35,7 @@
     WEBSITE: { badge: "Web", label: "Web page" },
     YOUTUBE: { badge: "YouTube", label: "YouTube video" },
     PDF: { badge: "PDF", label: "PDF document" },
-    GITHUB_REPO: { badge: "GitHub", label: "GitHub repository" },
+    GITHUB_REPO: { badge: "Git", label: "Git repository" },
   };
   const UNKNOWN_KIND = { badge: "Source", label: "Source" };
 
@@ -83,40 +84,83 @@
 
   // ---- sources -------------------------------------------------------------------------------
 
+  /** A reference the answer's text cites (answers stored before the flag existed cite all of theirs). */
+  function isCited(ref) {
+    return ref.cited !== false;
+  }
+
+  /** The numbers a marker in the answer may name: those of the cited references. */
+  function citedNumbers(references) {
+    return references.filter(isCited).map((ref) => Number(ref.n));
+  }
+
   /**
-   * Fill `section` with a "Sources" heading and a numbered list, or empty and hide it when there are none.
+   * Fill `section` with a "Sources" heading and a numbered list of the cited references, then the others
+   * under a collapsed "Also retrieved"; or empty and hide it when there are none.
    * options: headingId, idPrefix (an item's id is idPrefix + n, the target of citation links),
    *   base (URL that relative links resolve against), rel (for links), kindTitles (a tooltip naming the
-   *   kind on each badge), classes: { heading, list, item } (absent ones leave the element without a class).
+   *   kind on each badge), classes: { heading, list, item, also } (absent ones leave the element without a class).
    */
   function renderReferences(section, references, options) {
     section.replaceChildren();
     section.hidden = references.length === 0;
     if (!references.length) return;
     const classes = options.classes || {};
+    const cited = references.filter(isCited);
+    const others = references.filter((ref) => !isCited(ref));
     const heading = el("h3", classes.heading, "Sources");
     heading.id = options.headingId;
     section.setAttribute("aria-labelledby", options.headingId);
-    const list = el("ol", classes.list);
-    for (const ref of references) list.appendChild(referenceItem(ref, options, classes));
-    section.append(heading, list);
+    section.appendChild(heading);
+    if (cited.length) {
+      const list = el("ol", classes.list);
+      for (const ref of cited) list.appendChild(referenceItem(ref, options, classes, true));
+      section.appendChild(list);
+    }
+    if (others.length) section.appendChild(alsoRetrieved(others, options, classes));
   }
 
-  function referenceItem(ref, options, classes) {
+  /** Sources the search found but the answer does not cite: listed without numbers, folded away. */
+  function alsoRetrieved(references, options, classes) {
+    const box = el("details", ["also-retrieved", classes.also].filter(Boolean).join(" "));
+    const count = references.length === 1 ? "1 source" : references.length + " sources";
+    box.appendChild(el("summary", "", "Also retrieved (" + count + " not cited)"));
+    const list = el("ul", classes.list);
+    for (const ref of references) list.appendChild(referenceItem(ref, options, classes, false));
+    box.appendChild(list);
+    return box;
+  }
+
+  function referenceItem(ref, options, classes, cited) {
     const n = Number(ref.n);
     const item = el("li", classes.item);
-    item.id = options.idPrefix + n;
-    item.value = n;
     const kind = KINDS[ref.kind] || UNKNOWN_KIND;
     const badge = el("span", "ref-kind", kind.badge);
     badge.dataset.kind = String(ref.kind || "");
     if (options.kindTitles) badge.title = kind.label;
     const title = String(ref.title || ref.link || "Untitled source");
-    item.append(el("span", "ref-n", "[" + n + "]"), badge, referenceTitle(title, ref.link, options));
+    if (cited) {
+      item.id = options.idPrefix + n;
+      item.value = n;
+      item.appendChild(el("span", "ref-n", "[" + n + "]"));
+    }
+    item.append(badge, referenceTitle(title, ref.link, options));
     const locator = String(ref.locator || "");
     if (locator && !title.includes(locator)) item.appendChild(el("span", "ref-locator", locator));
     if (typeof ref.score === "number") item.appendChild(el("span", "ref-score", percent(ref.score) + "% match"));
+    const also = Array.isArray(ref.also_in) ? ref.also_in.filter((m) => m && (m.title || m.link)) : [];
+    if (also.length) item.appendChild(alsoIn(also, options));
     return item;
+  }
+
+  /** "also in …": the other sources holding the same text, folded into this reference by the server. */
+  function alsoIn(mentions, options) {
+    const line = el("span", "ref-also", "also in ");
+    mentions.forEach((mention, i) => {
+      if (i) line.appendChild(document.createTextNode(", "));
+      line.appendChild(referenceTitle(String(mention.title || mention.link), mention.link, options));
+    });
+    return line;
   }
 
   function referenceTitle(title, link, options) {
@@ -164,6 +208,6 @@
   window.OpenGuruAnswerParts = Object.freeze({
     STAGES: STAGES, MESSAGES: MESSAGES, el: el, percent: percent, inkFor: inkFor, stageText: stageText,
     rateLimitText: rateLimitText, showNotice: showNotice, renderReferences: renderReferences,
-    renderTrust: renderTrust,
+    citedNumbers: citedNumbers, renderTrust: renderTrust,
   });
 })();

@@ -1,4 +1,4 @@
-// Sources page: live progress of indexing rows, select-all, and the PDF drop zone. Data is written with textContent only.
+// Sources page: live progress of indexing rows and header counts, select-all, and the PDF drop zone (review, then upload). Data is written with textContent only.
 (function () {
   "use strict";
 
@@ -65,7 +65,17 @@
     row.setAttribute("data-active", s.active ? "1" : "0");
   }
 
+  // The header's "N in all · N indexed · N indexing · N failed", from the same response as the rows.
+  function updateCounts(counts) {
+    var node = document.querySelector("[data-counts]");
+    if (!node || !counts) return;
+    ["total", "indexed", "indexing", "failed"].forEach(function (name) {
+      setText(node.querySelector('[data-count="' + name + '"]'), String(counts[name]));
+    });
+  }
+
   function apply(ids, body) {
+    updateCounts(body.counts);
     var seen = {};
     (body.sources || []).forEach(function (s) {
       seen[String(s.id)] = true;
@@ -113,22 +123,53 @@
     });
   }
 
-  function listFiles(list, files) {
-    var items = Array.prototype.map.call(files, function (file) {
+  function fileSize(bytes) {
+    if (bytes < 1024) return bytes + " B";
+    if (bytes < 1024 * 1024) return (bytes / 1024).toFixed(1) + " KB";
+    return (bytes / (1024 * 1024)).toFixed(1) + " MB";
+  }
+
+  // The chosen files are held in a DataTransfer so one can be removed (a FileList is read-only) and a
+  // second drop adds to the first; the input's files are set from it, and nothing is sent before Upload.
+  function setFiles(input, files) {
+    var chosen = new DataTransfer();
+    Array.prototype.forEach.call(files, function (file) { chosen.items.add(file); });
+    input.files = chosen.files;
+  }
+
+  function listFiles(list, input) {
+    var items = Array.prototype.map.call(input.files, function (file, index) {
       var item = document.createElement("li");
-      item.textContent = file.name;
+      var name = document.createElement("span");
+      name.className = "file-name";
+      name.textContent = file.name;
+      var size = document.createElement("span");
+      size.className = "muted file-size";
+      size.textContent = " " + fileSize(file.size) + " ";
+      var remove = document.createElement("button");
+      remove.type = "button";
+      remove.className = "secondary small";
+      remove.textContent = "Remove";
+      remove.setAttribute("aria-label", "Remove " + file.name);
+      remove.addEventListener("click", function () {
+        setFiles(input, Array.prototype.filter.call(input.files, function (_, i) { return i !== index; }));
+        listFiles(list, input);
+      });
+      item.append(name, size, remove);
       return item;
     });
     list.replaceChildren.apply(list, items);
+    var status = list.parentNode.querySelector("[data-dropzone-status]");
+    setText(status, input.files.length ? input.files.length + " file" + (input.files.length === 1 ? "" : "s") +
+      " ready: check the list and the Private box, then click Upload." : "");
   }
 
   function initDropzone() {
     var zone = document.querySelector("[data-dropzone]");
     if (!zone) return;
-    var form = zone.closest("form");
     var input = zone.querySelector('input[type="file"]');
     var list = zone.querySelector("[data-dropzone-files]");
-    input.addEventListener("change", function () { listFiles(list, input.files); });
+    input.addEventListener("change", function () { listFiles(list, input); });
     ["dragenter", "dragover"].forEach(function (name) {
       zone.addEventListener(name, function (event) {
         event.preventDefault();
@@ -140,10 +181,9 @@
       event.preventDefault();
       zone.classList.remove("dragover");
       if (!event.dataTransfer || !event.dataTransfer.files.length) return;
-      input.files = event.dataTransfer.files;
-      listFiles(list, input.files);
-      // Dropping is the choice: upload straight away (the private box is read as it is now).
-      form.requestSubmit();
+      // A drop adds to the review list; the maintainer uploads with the Upload button.
+      setFiles(input, Array.prototype.concat.call([], Array.from(input.files), Array.from(event.dataTransfer.files)));
+      listFiles(list, input);
     });
   }
 

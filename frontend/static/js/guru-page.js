@@ -99,7 +99,7 @@
     render() {
       if (this.frame) window.cancelAnimationFrame(this.frame);
       this.frame = 0;
-      const numbers = this.references.map((ref) => Number(ref.n));
+      const numbers = Parts.citedNumbers(this.references);
       const options = { citePrefix: "ref-" + this.index + "-", citations: numbers };
       this.answerEl.replaceChildren(window.OpenGuruMarkdown.render(this.text, options));
       if (this.text) this.statusEl.textContent = this.finished ? "" : Parts.STAGES.generating;
@@ -191,8 +191,21 @@
       this.input.addEventListener("keydown", (event) => this.onKeydown(event));
       this.stopButton.addEventListener("click", () => this.stop());
       if (this.resetButton) this.resetButton.addEventListener("click", () => this.reset());
+      const shared = document.getElementById("shared-answer");
+      if (shared) this.replay(JSON.parse(shared.textContent));
       for (const chip of this.root.querySelectorAll(".example-chip")) {
         chip.addEventListener("click", () => this.useExample(chip.dataset.question || chip.textContent));
+      }
+    }
+
+    /** A stored answer opened from its link: rendered like a live one, without feedback buttons. */
+    replay(events) {
+      this.turns += 1;
+      const turn = new Turn(this.turns, "");
+      this.thread.appendChild(turn.root);
+      for (const [name, data] of events) {
+        if (name === "done") turn.finish(data);
+        else this.onEvent(turn, name, JSON.stringify(data));
       }
     }
 

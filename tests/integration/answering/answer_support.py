@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from contextlib import nullcontext
 from typing import Any
 
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -59,3 +60,24 @@ def sse_events(body: bytes | str) -> list[tuple[str, dict[str, Any]]]:
             lines = dict(line.split(": ", 1) for line in block.split("\n") if ": " in line)
             events.append((lines["event"], json.loads(lines["data"])))
     return events
+
+
+RETRY_PAGES = {
+    "Retrying": ["Retrying tasks", "Call self.retry() inside a bound task to retry the task."],
+    "Countdown": ["Retry countdown", "The countdown argument sets how many seconds a task retry waits."],
+    "Limits": ["Retry limits", "max_retries limits how many times a task is retried before it fails."],
+    "Backoff": ["Retry backoff", "retry_backoff makes each task retry wait longer than the previous retry."],
+}
+
+
+def add_retry_sources(guru: Guru, capture: DjangoCaptureOnCommitCallbacks | None = None) -> None:
+    """Four one-page manuals about retries, and a fifth source holding the first one's text again: its file
+    has a blank second page (an identical file is refused), its text is the same. Each is indexed at once
+    (in `capture`, when the test runs in a transaction)."""
+    copy = ("Retrying (copy)", [RETRY_PAGES["Retrying"], []])
+    for title, pages in [*((t, [p]) for t, p in RETRY_PAGES.items()), copy]:
+        upload = SimpleUploadedFile(f"{title}.pdf", pdf_bytes(pages), content_type="application/pdf")
+        with capture(execute=True) if capture is not None else nullcontext():
+            source = source_create(guru=guru, kind=SourceKind.PDF, upload=upload, title=title)
+        source.refresh_from_db()
+        assert source.status == "INDEXED", source.error_message

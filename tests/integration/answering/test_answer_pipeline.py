@@ -76,7 +76,10 @@ def test_a_covered_question_streams_one_call_with_ids_references_and_trust(corpu
     done = by_kind(stream, EventKind.DONE)[0]
     question = Question.objects.get(pk=done["question_id"])
     assert question.content == text and question.trust_score == references["trust_score"]
-    assert question.references == references["references"] and not question.out_of_context
+    # The first `references` event lists what was retrieved; later ones (and `done`) mark what the text cites.
+    final = by_kind(stream, EventKind.REFERENCES)[-1]["references"]
+    assert question.references == final == done["references"] and not question.out_of_context
+    assert [r["n"] for r in final] == [r["n"] for r in references["references"]] and final[0]["cited"]
     assert {"retrieve_ms", "grade_ms", "generate_ms", "total_ms", "search_ms"} <= set(question.timings)
 
 

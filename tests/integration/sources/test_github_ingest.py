@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -45,7 +46,7 @@ def test_index_resync_and_delete(
     django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks,
 ) -> None:
     with django_capture_on_commit_callbacks(execute=True):
-        source = source_create(guru=guru, kind=SourceKind.GITHUB_REPO, url=repo.as_uri())
+        source = source_create(guru=guru, kind=SourceKind.GITHUB_REPO, url=repo.as_uri(), allow_local=True)
     source.refresh_from_db()
     assert (source.status, source.progress_done, source.progress_total) == (SourceStatus.INDEXED, 3, 3)
     assert set(GithubFile.objects.values_list("path", flat=True)) == {"README.md", "src/app.py", "docs/guide.md"}
@@ -78,13 +79,14 @@ def test_index_resync_and_delete(
     assert not GithubFile.objects.exists() and not DataSource.objects.exists() and not workdir.exists()
 
 
-def test_unreachable_repository_fails_with_a_clear_message(
-    guru: Guru, tmp_path: Path, settings: SettingsWrapper,
-    django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks,
+def test_a_repository_that_disappears_after_it_was_added_fails_with_a_clear_message(
+    guru: Guru, repo: Path, django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks,
 ) -> None:
-    settings.OPENGURU_GIT_ALLOW_FILE_URLS = True
     with django_capture_on_commit_callbacks(execute=True):
-        source = source_create(guru=guru, kind=SourceKind.GITHUB_REPO, url=(tmp_path / "missing").as_uri())
+        source = source_create(guru=guru, kind=SourceKind.GITHUB_REPO, url=repo.as_uri(), allow_local=True)
+    shutil.rmtree(repo)  # refused at submit when missing (test_git_hosts); here it goes away later
+    with django_capture_on_commit_callbacks(execute=True):
+        source_schedule_index(source=source)
     source.refresh_from_db()
     assert source.status == SourceStatus.FAILED
-    assert "does not exist" in source.error_message or "not found" in source.error_message.lower()
+    assert "repository not found" in source.error_message

@@ -16,7 +16,8 @@ from backend.adapters import registry
 from backend.adapters.vector_store.milvus import MilvusVectorStore
 from backend.adapters.youtube.transcripts import NO_CAPTIONS, YouTubeTranscriptFetcher
 from backend.gurus.models import Guru
-from backend.sources.models import SourceKind, SourceStatus
+from backend.sources.models import DataSource, SourceKind, SourceStatus
+from backend.sources.services import InvalidSource, source_create
 from tests.fakes import pdfs
 from tests.fakes.site_server import SiteFake
 from tests.fakes.youtube_server import YouTubeFake
@@ -98,20 +99,16 @@ def file_urls(settings: SettingsWrapper) -> None:
     settings.OPENGURU_GIT_ALLOW_FILE_URLS = True
 
 
-def test_git_urls_that_are_not_repositories_fail_clearly(
+def test_git_urls_that_are_not_repositories_are_refused_when_added(
     guru: Guru, tmp_path: Path, site: SiteFake, file_urls: None,
-    django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks,
 ) -> None:
     plain = tmp_path / "just-a-folder"
     plain.mkdir()
     (plain / "notes.md").write_text("Not under version control.\n")
-    folder = index_source(django_capture_on_commit_callbacks, guru, SourceKind.GITHUB_REPO, plain.as_uri())
-    assert folder.status == SourceStatus.FAILED
-    assert "the repository does not exist or is private" in folder.error_message
-    web_page = index_source(django_capture_on_commit_callbacks, guru, SourceKind.GITHUB_REPO,
-                      f"{site.base_url}/docs/install")
-    assert web_page.status == SourceStatus.FAILED
-    assert web_page.error_message == "Only https URLs can be fetched, not http."
+    for url in (plain.as_uri(), f"{site.base_url}/docs/install"):
+        with pytest.raises(InvalidSource, match="repository not found: the repository does not exist"):
+            source_create(guru=guru, kind=SourceKind.GITHUB_REPO, url=url, allow_local=True)
+    assert not DataSource.objects.exists()
 
 
 def test_symlinks_never_read_outside_the_clone(

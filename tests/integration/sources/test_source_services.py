@@ -6,7 +6,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from django.test import Client
 from django.utils import timezone
 from pytest_django.fixtures import DjangoCaptureOnCommitCallbacks
@@ -14,8 +14,10 @@ from pytest_django.fixtures import DjangoCaptureOnCommitCallbacks
 from backend.gurus.models import Guru
 from backend.sources.models import DataSource, SourceKind, SourceStatus
 from backend.sources.services import InvalidSource, source_create, source_schedule_due
+from backend.sources.validation import AlreadyASource
 from tests.factories import DataSourceFactory, UserFactory
 from tests.fakes.pdfs import write_pdf
+from tests.support.git_servers import HOSTED, GitHosting, free_port
 
 pytestmark = [pytest.mark.django_db, pytest.mark.production_profile]
 
@@ -86,3 +88,29 @@ def test_add_source_command_waits_and_reports(guru: Guru, tmp_path: Path, capsys
     call_command("add_source", guru.slug, str(pdf))
     out = capsys.readouterr().out
     assert "Added PDF document source" in out and "Indexed" in out and "chunks from manual.pdf" in out
+
+
+def test_add_source_checks_a_git_remote_and_takes_a_local_path(
+    guru: Guru, git_hosts: GitHosting, capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(CommandError, match="repository not found"):
+        call_command("add_source", guru.slug, f"{git_hosts.http.base_url}/nope.git", "--no-wait")
+    with pytest.raises(CommandError, match="host unreachable"):
+        call_command("add_source", guru.slug, f"http://127.0.0.1:{free_port()}/a/b.git", "--no-wait")
+    assert not DataSource.objects.exists()
+    path = git_hosts.root / HOSTED["gitlab"]  # the server's terminal may add a repository on its disk
+    call_command("add_source", guru.slug, str(path), "--no-wait")
+    assert "Added Git repository source" in capsys.readouterr().out
+    assert DataSource.objects.get().url == path.as_uri()
+
+
+def test_the_same_video_or_page_in_another_spelling_is_already_a_source(guru: Guru) -> None:
+    video = DataSourceFactory(guru=guru, kind=SourceKind.YOUTUBE, url="https://www.youtube.com/watch?v=dQw4w9WgXcQ")
+    page = DataSourceFactory(guru=guru, kind=SourceKind.WEBSITE, url="https://docs.example.com/a/b?x=1")
+    for kind, again, existing in [(SourceKind.YOUTUBE, "https://youtu.be/dQw4w9WgXcQ", video),
+                                  (SourceKind.WEBSITE, "HTTPS://docs.EXAMPLE.com:443/a/./b?x=1#top", page)]:
+        with pytest.raises(AlreadyASource) as caught:
+            source_create(guru=guru, kind=kind, url=again)
+        assert caught.value.source == existing and caught.value.status == 409
+    source_create(guru=guru, kind=SourceKind.WEBSITE, url="https://docs.example.com/a/b?x=2")  # another page
+    assert DataSource.objects.count() == 3

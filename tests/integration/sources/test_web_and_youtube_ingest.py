@@ -8,10 +8,12 @@ from pytest_django.fixtures import DjangoCaptureOnCommitCallbacks
 from pytest_django.fixtures import Settings as SettingsWrapper
 
 from backend.adapters import registry
+from backend.adapters.net_guard import BlockedUrlError
 from backend.adapters.vector_store.milvus import MilvusVectorStore
 from backend.adapters.youtube.transcripts import YouTubeTranscriptFetcher
 from backend.gurus.models import Guru
 from backend.sources.models import DataSource, SourceKind, SourceStatus
+from backend.sources.services import InvalidSource, source_create
 from tests.fakes.site_server import SiteFake
 from tests.fakes.youtube_server import YouTubeFake
 from tests.integration.sources.source_support import index_source
@@ -66,12 +68,18 @@ def test_crawl_stays_on_site_and_under_the_start_path(
     assert f"{site.base_url}/docs/broken" in source.error_message
 
 
-def test_internal_addresses_are_refused_without_the_allow_list(
-    guru: Guru, fake_site: SiteFake, django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks,
+@pytest.mark.parametrize("mode", ["page", "sitemap", "crawl"])
+def test_internal_addresses_are_refused_when_added_with_the_fetchers_message(
+    guru: Guru, fake_site: SiteFake, mode: str,
 ) -> None:
-    source = index_source(django_capture_on_commit_callbacks, guru, SourceKind.WEBSITE, f"{fake_site.base_url}/docs/")
-    assert source.status == SourceStatus.FAILED
-    assert "OPENGURU_FETCH_ALLOWLIST" in source.error_message
+    url = f"{fake_site.base_url}/docs/"
+    with pytest.raises(BlockedUrlError) as fetch:
+        registry.web_fetcher().fetch(url)
+    with pytest.raises(InvalidSource) as caught:
+        source_create(guru=guru, kind=SourceKind.WEBSITE, url=url, options={"mode": mode})
+    assert caught.value.detail == str(fetch.value)  # the sentence the run would have failed with
+    assert "OPENGURU_FETCH_ALLOWLIST" in caught.value.detail and "restart" in caught.value.detail
+    assert not DataSource.objects.exists() and fake_site.requests == []
 
 
 @pytest.fixture

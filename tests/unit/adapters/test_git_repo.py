@@ -75,7 +75,7 @@ def test_snapshot_lists_exactly_the_indexable_files_with_git_blob_shas(
     snapshot = reader.snapshot(url_of(origin), workdir=str(tmp_path / "work"))
     assert snapshot.default_branch == "trunk"
     assert snapshot.commit == git(origin, "rev-parse", "HEAD").strip()
-    assert snapshot.web_url == url_of(origin)
+    assert snapshot.web_url == ""  # a path on the worker is no page a visitor can open
     assert set(shas(snapshot)) == set(INDEXED)
     for path, sha in shas(snapshot).items():
         assert sha == git(origin, "hash-object", "--", path).strip(), path
@@ -234,7 +234,7 @@ def test_token_travels_in_the_environment_not_argv_and_is_redacted(tmp_path: Pat
     body = (f'echo "$@" > {log}; env >> {log}; echo "fatal: Authentication failed" >&2; '
             "env | grep Authorization >&2; exit 128")
     reader = GitRepoReader(policy=UrlPolicy(allow=("git.example.com",)), git_binary=fake_git(tmp_path, body))
-    with pytest.raises(PermanentServiceError, match="does not exist or is private: add a token") as caught:
+    with pytest.raises(PermanentServiceError, match="the access token was refused") as caught:
         reader.snapshot("https://git.example.com/a/b.git", token=TOKEN, workdir=str(tmp_path / "w"))
     argv, *env = log.read_text().splitlines()
     assert argv == "ls-remote --symref -- https://git.example.com/a/b.git HEAD"
@@ -249,7 +249,7 @@ def test_git_errors_map_to_service_errors(tmp_path: Path) -> None:
     with pytest.raises(PermanentServiceError, match="git is not installed on the worker"):
         missing.snapshot((tmp_path / "x").as_uri(), workdir=str(tmp_path / "w"))
     real = GitRepoReader(policy=UrlPolicy(), allow_file_urls=True)
-    with pytest.raises(PermanentServiceError, match="does not exist or is private"):
+    with pytest.raises(PermanentServiceError, match="repository not found: the repository does not exist"):
         real.snapshot((tmp_path / "nowhere").as_uri(), workdir=str(tmp_path / "w"))
     empty = tmp_path / "empty.git"
     git(tmp_path, "init", "-q", "--bare", str(empty))
@@ -293,5 +293,5 @@ def test_web_url_and_blob_links() -> None:
     assert blob_link(github, "src/x.py", 4, 4) == "https://github.com/acme/w/blob/trunk/src/x.py#L4"
     gitlab = RepoSnapshot(workdir="/w", default_branch="main", commit="c", web_url="https://gitlab.com/g/p")
     assert blob_link(gitlab, "x.py", 1, 2) == "https://gitlab.com/g/p/-/blob/main/x.py#L1-2"
-    local = RepoSnapshot(workdir="/w", default_branch="main", commit="c", web_url="file:///srv/repo")
-    assert blob_link(local, "src/x.py", 1, 2) == "src/x.py"
+    local = RepoSnapshot(workdir="/w", default_branch="main", commit="c", web_url="")
+    assert blob_link(local, "src/x.py", 1, 2) == ""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from backend.adapters.net_guard import BlockedUrlError, UrlPolicy, check_url, parse_allow_entry
+from backend.adapters.net_guard import AddressBlockedError, BlockedUrlError, UrlPolicy, check_url, parse_allow_entry
 
 
 def resolver_for(mapping: dict[str, list[str]]):  # type: ignore[no-untyped-def]
@@ -86,3 +86,15 @@ def test_malformed_allow_list_ports_are_refused(entry: str) -> None:
 def test_a_url_with_an_invalid_port_is_blocked_not_a_crash() -> None:
     with pytest.raises(BlockedUrlError, match="invalid port"):
         check_url("http://docs.example.com:99999/", UrlPolicy(), resolver=resolver_for({}))
+
+
+def test_a_refusal_says_the_allow_list_is_read_at_start() -> None:
+    with pytest.raises(AddressBlockedError, match="read when OpenGuru starts: restart it after changing the list"):
+        check_url("http://10.0.0.5/", UrlPolicy(), resolver=lambda host, port: ["10.0.0.5"])
+
+
+def test_a_policy_without_public_addresses_passes_only_what_the_list_names() -> None:
+    closed = UrlPolicy(allow=("93.184.215.0/24",), schemes=("git",), public=False)
+    assert check_url("git://a.example/r.git", closed, resolver=lambda host, port: ["93.184.215.14"]) == "a.example"
+    with pytest.raises(AddressBlockedError, match=r"port 9418"):
+        check_url("git://b.example/r.git", closed, resolver=lambda host, port: ["8.8.8.8"])

@@ -304,3 +304,25 @@ def test_scan_reads_every_chunk_back_in_bounded_batches(store: VectorStore, name
     store.upsert(name, batches[0])  # what scan returns can be written back as it is
     info = store.collection_info(name)
     assert info is not None and info.row_count == len(written)
+
+
+def test_source_chunks_reads_one_generation_and_filters_text_literally(store: VectorStore, name: str) -> None:
+    store.ensure_collection(name, dimension=DIM)
+    texts = ["100% of tasks", "hello_world", "Hello there", 'a "quote" and \\ back', "héllo wörld"]
+    store.upsert(name, [chunk(i, text) for i, text in enumerate(texts)])
+    store.upsert(name, [chunk(9, "hello_world", generation=2), chunk(8, "hello_world", source_id=2)])
+    every = store.source_chunks(name, source_id=1, generation=1, limit=100)
+    assert sorted(h.text for h in every) == sorted(texts)
+    assert {h.chunk_id for h in every} == {f"s1-g1-{i}" for i in range(len(texts))}
+    assert all(h.metadata["title"] == f"page {h.metadata['chunk_index']}" and h.score == 0.0 for h in every)
+    assert len(store.source_chunks(name, source_id=1, generation=1, limit=2)) == 2
+
+    def matching(needle: str) -> list[str]:
+        return sorted(h.text for h in store.source_chunks(name, source_id=1, generation=1, limit=100, contains=needle))
+
+    assert matching("hello") == ["hello_world"]  # case-sensitive, and other sources/generations are not read
+    assert matching("100%") == ["100% of tasks"] and matching("o_w") == ["hello_world"]
+    assert matching("%") == ["100% of tasks"] and matching("_") == ["hello_world"]  # wildcards match themselves
+    assert matching('"quote" and \\') == ['a "quote" and \\ back']
+    assert matching("wörld") == ["héllo wörld"]
+    assert matching('x" or source_id == 2 or text like "') == []  # quoted, never part of the expression

@@ -31,11 +31,15 @@ OPENGURU_GITHUB_MAX_FILE_BYTES = env_int("OPENGURU_GITHUB_MAX_FILE_BYTES", 10 * 
 OPENGURU_REPOS_DIR = env_path("OPENGURU_REPOS_DIR", _DATA_DIR / "repos")
 # Sources indexed by one guru at the same time, per kind; more wait (re-queued, never dropped).
 OPENGURU_INGEST_CONCURRENCY = env_int("OPENGURU_INGEST_CONCURRENCY", 2)
-# Scheduled re-index: GitHub re-sync and website re-crawl intervals (hours; 0 turns it off).
+# Scheduled re-index: Git repository re-sync and website re-crawl intervals (hours; 0 turns it off).
 OPENGURU_GITHUB_RESYNC_HOURS = env_int("OPENGURU_GITHUB_RESYNC_HOURS", 24)
 OPENGURU_WEBSITE_RECRAWL_HOURS = env_int("OPENGURU_WEBSITE_RECRAWL_HOURS", 0)
 # Local git remotes (file://) are refused by default: a path on the worker is not a user's repository.
 OPENGURU_GIT_ALLOW_FILE_URLS = env_bool("OPENGURU_GIT_ALLOW_FILE_URLS", False)
+# Seconds the submit-time reachability check of a Git remote (git ls-remote) may take before it is refused.
+OPENGURU_GIT_CHECK_TIMEOUT = env_int("OPENGURU_GIT_CHECK_TIMEOUT", 8)
+# A PEM file of certificates to trust for https Git remotes (a self-hosted server with an internal CA).
+OPENGURU_GIT_CA_BUNDLE = env_str("OPENGURU_GIT_CA_BUNDLE")
 
 # What one source may take while it indexes (issue #12); a source past a bound is FAILED with a message naming it.
 # 5,000,000 characters are a ~2,000-page book or a few hundred documentation pages, ~5,000 chunks of 254 tokens

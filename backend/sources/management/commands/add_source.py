@@ -18,22 +18,28 @@ from backend.sources.services import source_create
 BAR_WIDTH = 30
 
 
+_GIT_HOSTS = ("github.com/", "gitlab.com/", "bitbucket.org/", "codeberg.org/", "gitea.com/")
+
+
 def _guess_kind(target: str) -> str:
-    if target.lower().endswith(".pdf") and not target.startswith(("http://", "https://")):
+    lowered = target.lower()
+    if lowered.endswith(".pdf") and not lowered.startswith(("http://", "https://")):
         return SourceKind.PDF
-    if any(host in target for host in ("youtube.com/", "youtu.be/")):
+    if any(host in lowered for host in ("youtube.com/", "youtu.be/")):
         return SourceKind.YOUTUBE
-    if target.endswith(".git") or "github.com/" in target or "gitlab.com/" in target:
+    if (lowered.rstrip("/").endswith(".git") or lowered.startswith(("git://", "file://"))
+            or any(host in lowered for host in _GIT_HOSTS) or Path(target).is_dir()):
         return SourceKind.GITHUB_REPO
     return SourceKind.WEBSITE
 
 
 class Command(BaseCommand):
-    help = "Add a YouTube video/playlist, web page/sitemap/site, PDF file or git repository to a guru."
+    help = ("Add a YouTube video/playlist, web page/sitemap/site, PDF file or Git repository (any host, or a local "
+            "path) to a guru.")
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("guru", help="The guru's slug.")
-        parser.add_argument("target", help="URL, or the path of a PDF file.")
+        parser.add_argument("target", help="URL, or the path of a PDF file or a local Git repository.")
         parser.add_argument("--kind", choices=[k.value for k in SourceKind], help="Default: guessed from target.")
         parser.add_argument("--mode", choices=["page", "sitemap", "crawl"], default="page", help="Websites.")
         parser.add_argument("--max-pages", type=int, help="Sitemap/crawl page limit.")
@@ -59,14 +65,17 @@ class Command(BaseCommand):
         target: str = options["target"]
         kind = options["kind"] or _guess_kind(target)
         upload = None
+        if kind == SourceKind.GITHUB_REPO and Path(target).is_dir():
+            target = str(Path(target).resolve())  # a path relative to where the command runs
         if kind == SourceKind.PDF:
             path = Path(target)
             if not path.is_file():
                 raise CommandError(f"No file at {target}.")
             upload = SimpleUploadedFile(path.name, path.read_bytes(), content_type="application/pdf")
         try:
+            # The server's own terminal: like staff, it may add a repository on this machine's disk.
             source = source_create(guru=guru, kind=kind, url="" if upload else target, upload=upload,
-                                   options=self._options(kind, options))
+                                   options=self._options(kind, options), allow_local=True)
         except AppError as exc:
             raise CommandError(exc.detail) from exc
         self.stdout.write(f"Added {source.get_kind_display()} source #{source.pk} to {guru.slug}.")

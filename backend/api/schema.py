@@ -95,3 +95,15 @@ class JSONParser(parsers.JSONParser):
             return super().parse(stream, media_type, parser_context)
         except RecursionError as exc:
             raise ParseError("JSON parse error - the document is nested too deeply.") from exc
+
+
+def document_unsupported_media(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
+    """drf-spectacular hook: every operation that takes a body may answer 415 for a body it cannot parse."""
+    for operations in result.get("paths", {}).values():
+        for operation in operations.values():
+            responses = operation.get("responses", {}) if isinstance(operation, dict) else {}
+            if "requestBody" in operation and "400" in responses:
+                responses.setdefault("415", {"description": "The request body's media type is not accepted or "
+                                                            "the body cannot be parsed as it.",
+                                             "content": responses["400"].get("content", {})})
+    return result

@@ -186,6 +186,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums",
+                             "backend.api.schema.document_unsupported_media"],
 }
 
 LOG_LEVEL = env_str("OPENGURU_LOG_LEVEL", "INFO")

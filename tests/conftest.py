@@ -12,12 +12,13 @@ from pytest_django.fixtures import Settings as SettingsWrapper
 
 from backend.adapters.vector_store.fake import InMemoryVectorStore
 from backend.adapters.vector_store.milvus import MilvusVectorStore
+from backend.core import llm_config
 from backend.pipeline import speculation
 
 pytest_plugins = ["tests.fakes.openai_server", "tests.fakes.gemini_server", "tests.fakes.tei_server",
                   "tests.fakes.youtube_server", "tests.fakes.site_server", "tests.fakes.firecrawl_server",
                   "tests.support.browser", "tests.support.asgi_server", "tests.support.celery_worker",
-                  "tests.browser.widget_fixtures"]
+                  "tests.browser.widget_fixtures", "tests.support.git_servers"]
 
 
 @pytest.fixture(autouse=True)
@@ -25,6 +26,7 @@ def _isolated_state(settings: SettingsWrapper, tmp_path: Path) -> Iterator[None]
     settings.MEDIA_ROOT = str(tmp_path / "media")
     InMemoryVectorStore.reset()
     speculation.forget()  # each test starts predicting the grade from the reranker's rule
+    llm_config.forget()  # the saved chat provider of a rolled-back test must not linger for a few seconds
     yield
     InMemoryVectorStore.reset()
 

@@ -84,7 +84,14 @@ def _openai_chat(config: Config) -> ChatModel:
     from backend.adapters.llm.openai_chat import OpenAIChatModel
 
     return OpenAIChatModel(api_key=_require(config, "API_KEY", "OpenAI (OPENAI_API_KEY)"), model=config["MODEL"],
-                           base_url=config.get("BASE_URL") or None, timeout=float(config.get("TIMEOUT") or 60))
+                           base_url=config.get("BASE_URL") or None, timeout=float(config.get("TIMEOUT") or 60),
+                           max_retries=int(config.get("MAX_RETRIES") or 3))
+
+
+def _compatible_chat(config: Config) -> ChatModel:
+    # Local servers (Ollama, vLLM, LM Studio) take any key, but the SDK requires one.
+    _require(config, "BASE_URL", "An OpenAI-compatible server (its base URL)")
+    return _openai_chat({**config, "API_KEY": config.get("API_KEY") or "local"})
 
 
 def _gemini_chat(config: Config) -> ChatModel:
@@ -93,7 +100,8 @@ def _gemini_chat(config: Config) -> ChatModel:
     budget = int(config.get("THINKING_BUDGET") or -1)
     return GeminiChatModel(api_key=_require(config, "API_KEY", "Gemini (GEMINI_API_KEY)"), model=config["MODEL"],
                            base_url=config.get("BASE_URL") or None, timeout=float(config.get("TIMEOUT") or 60),
-                           thinking_budget=None if budget < 0 else budget)
+                           thinking_budget=None if budget < 0 else budget,
+                           max_retries=int(config.get("MAX_RETRIES") or 3))
 
 
 def _local_reranker(config: Config) -> Reranker:
@@ -113,7 +121,9 @@ VECTOR_STORES: dict[str, Callable[[Config], VectorStore]] = {"milvus": _milvus_s
 EMBEDDERS: dict[str, Callable[[Config], Embedder]] = {
     "local-minilm": _local_minilm, "hashing": _hashing, "openai": _openai_embedder, "gemini": _gemini_embedder,
 }
-CHAT_MODELS: dict[str, Callable[[Config], ChatModel]] = {"openai": _openai_chat, "gemini": _gemini_chat}
+CHAT_MODELS: dict[str, Callable[[Config], ChatModel]] = {
+    "openai": _openai_chat, "gemini": _gemini_chat, "openai-compatible": _compatible_chat,
+}
 RERANKERS: dict[str, Callable[[Config], Reranker]] = {"local": _local_reranker, "http": _http_reranker}
 
 
@@ -164,9 +174,41 @@ def reranker() -> Reranker:
     return cast(Reranker, _cached("reranker", _frozen(settings.OPENGURU_RERANKER)))
 
 
+StoredLlm = Callable[[], Config | None]
+# Where the chat provider staff saved is read from: set by core at start-up, since adapters import no models.
+_stored_llm: list[StoredLlm] = []
+
+
+def use_stored_llm(source: StoredLlm) -> None:
+    """Read the saved chat configuration through `source` (cheap: it caches and re-reads every few seconds)."""
+    _stored_llm[:] = [source]
+
+
+def llm_env_wins(config: Config | None = None) -> bool:
+    """Whether the environment chooses the chat provider, which then overrides the saved configuration."""
+    config = settings.OPENGURU_LLM if config is None else config
+    if "FROM_ENV" in config:
+        return config["FROM_ENV"] == "1"
+    return config.get("PROVIDER", "offline") != "offline"  # a hand-written OPENGURU_LLM naming a provider
+
+
+def llm_config() -> Config:
+    """The chat configuration in force: the environment's when it chooses a provider, else the saved one."""
+    config = dict(settings.OPENGURU_LLM)
+    if llm_env_wins(config) or not _stored_llm:
+        return config
+    stored = _stored_llm[0]()
+    return {**config, **stored} if stored else config
+
+
+def build_chat_model(config: Config) -> ChatModel:
+    """A new, uncached chat model for this configuration (a connection test of values not saved yet)."""
+    return cast(ChatModel, _build("chat model", CHAT_MODELS, config, key="PROVIDER"))
+
+
 def chat_model(*, model: str = "") -> ChatModel | None:
     """The configured chat LLM, optionally with another model id (a guru's override); None when offline."""
-    config = dict(settings.OPENGURU_LLM)
+    config = llm_config()
     if config.get("PROVIDER") == "offline":
         return None
     if model:
@@ -227,7 +269,8 @@ def repo_reader() -> RepoReader:
 
     return GitRepoReader(policy=url_policy(), max_file_bytes=settings.OPENGURU_GITHUB_MAX_FILE_BYTES,
                          allow_file_urls=settings.OPENGURU_GIT_ALLOW_FILE_URLS,
-                         max_files=settings.OPENGURU_GITHUB_MAX_FILES)
+                         max_files=settings.OPENGURU_GITHUB_MAX_FILES,
+                         check_timeout=settings.OPENGURU_GIT_CHECK_TIMEOUT, ca_bundle=settings.OPENGURU_GIT_CA_BUNDLE)
 
 
 @receiver(setting_changed)

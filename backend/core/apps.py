@@ -10,6 +10,9 @@ class CoreConfig(AppConfig):
 
     def ready(self) -> None:
         # Every process that sets Django up (web, Celery worker, beat, eager tests) counts its tasks.
-        from backend.core import metrics
+        from backend.adapters import registry
+        from backend.core import llm_config, metrics
 
         metrics.connect_signals()
+        # The registry reads the chat provider staff saved through core (adapters import no models).
+        registry.use_stored_llm(llm_config.stored_llm)

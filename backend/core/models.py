@@ -5,6 +5,8 @@ from __future__ import annotations
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
+from backend.core.fields import EncryptedTextField
+
 
 class TimeStampedModel(models.Model):
     """Adds created/updated timestamps."""
@@ -17,6 +19,15 @@ class TimeStampedModel(models.Model):
 
 
 _unit_interval = [MinValueValidator(0.0), MaxValueValidator(1.0)]
+
+
+class LlmProvider(models.TextChoices):
+    """The chat providers staff can choose on the Settings page (the registry has a factory for each)."""
+
+    OFFLINE = "offline", "None: offline extractive answers"
+    OPENAI = "openai", "OpenAI"
+    GEMINI = "gemini", "Google Gemini"
+    COMPATIBLE = "openai-compatible", "OpenAI-compatible server (Ollama, vLLM, LM Studio)"
 
 
 class Settings(TimeStampedModel):
@@ -35,6 +46,10 @@ class Settings(TimeStampedModel):
     chunk_overlap = models.PositiveIntegerField(null=True, blank=True)
     chunk_min_length = models.PositiveIntegerField(default=50)
     answer_model = models.CharField(max_length=200, blank=True)
+    # The chat provider when no environment variable chooses one (see registry.llm_config).
+    llm_provider = models.CharField(max_length=32, choices=LlmProvider.choices, default=LlmProvider.OFFLINE)
+    llm_base_url = models.CharField(max_length=500, blank=True)
+    llm_api_key = EncryptedTextField(blank=True)
     history_turns = models.PositiveSmallIntegerField(default=4)
 
     class Meta:

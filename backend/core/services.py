@@ -35,7 +35,8 @@ def admin_ensure(*, username: str = "admin", email: str = "", password: str = ""
 
 
 SETTINGS_EDITABLE_FIELDS = ("rerank_threshold", "trust_score_threshold", "chunk_size", "chunk_overlap",
-                            "chunk_min_length", "answer_model", "history_turns")
+                            "chunk_min_length", "answer_model", "history_turns", "llm_provider", "llm_base_url",
+                            "llm_api_key")
 
 
 def settings_update(**fields: object) -> Settings:

@@ -82,7 +82,7 @@ def test_settings_pages_render(page: Page, asgi_live_server: str, page_errors: l
 
     page.goto(f"{asgi_live_server}/dashboard/settings/")
     page.get_by_label("Chunk size (tokens)").fill("200")
-    page.get_by_role("button", name="Save").click()
+    page.get_by_role("button", name="Save", exact=True).click()  # not "Save chat model" of the provider form
     expect(page.locator(".message.warning")).to_contain_text("Split sizes changed")
     save_screenshot(page, "dashboard-settings-instance")
     assert page_errors == []

@@ -1,4 +1,4 @@
-"""Shared dashboard fixtures: a logged-in maintainer ("ana") and the guru she maintains ("celery")."""
+"""Shared dashboard fixtures: a logged-in maintainer ("ana"), the guru she maintains ("celery"), or staff."""
 
 from __future__ import annotations
 
@@ -23,3 +23,11 @@ def guru(maintainer: Any) -> Guru:
     created: Guru = GuruFactory(slug="celery", name="Celery Guru")
     created.maintainers.add(maintainer)
     return created
+
+
+@pytest.fixture
+def staff(client: Client) -> Any:
+    """A logged-in staff member ("root"): the instance Settings page is theirs."""
+    user = UserFactory(username="root", is_staff=True)
+    client.force_login(user)
+    return user

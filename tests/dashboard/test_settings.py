@@ -32,14 +32,9 @@ OPENAI_KEY = "sk-test-SECRET-0123456789abcdef"
 MILVUS_TOKEN = "root:SuperSecretMilvusPass"
 RERANK_KEY = "rerank-SECRET-key-42"
 INSTANCE = {"rerank_threshold": "0.1", "trust_score_threshold": "0.5", "chunk_size": "", "chunk_overlap": "",
-            "chunk_min_length": "50", "answer_model": "", "history_turns": "4"}
-
-
-@pytest.fixture
-def staff(client: Client) -> Any:
-    user = UserFactory(username="root", is_staff=True)
-    client.force_login(user)
-    return user
+            "chunk_min_length": "50", "history_turns": "4"}
+# The chat provider form; with the environment choosing the provider only the default model is posted.
+LLM = "/dashboard/settings/llm/"
 
 
 @pytest.fixture
@@ -282,7 +277,6 @@ def test_saving_thresholds_only_does_not_ask_for_a_reindex(client: Client, staff
     ({"trust_score_threshold": "2"}, "less than or equal to 1"),
     ({"history_turns": "500"}, "less than or equal to 20"),
     ({"chunk_min_length": "-1"}, "greater than or equal to 0"),
-    ({"answer_model": "gpt-4o"}, "No chat LLM is configured"),
 ])
 def test_bad_instance_settings_are_refused(
     client: Client, staff: Any, changes: dict[str, str], field_message: str
@@ -293,17 +287,23 @@ def test_bad_instance_settings_are_refused(
     assert (stored.chunk_size, stored.chunk_overlap, stored.history_turns) == (None, None, 4)
 
 
+def test_an_instance_default_model_needs_a_configured_llm(client: Client, staff: Any) -> None:
+    response = client.post(LLM, {"llm_provider": "offline", "answer_model": "gpt-4o"})
+    assert response.status_code == 200 and "No chat LLM is configured" in response.content.decode()
+    assert settings_get().answer_model == ""
+
+
 def test_the_instance_answer_model_is_checked_the_same_way(
     client: Client, staff: Any, with_llm: OpenAIFakeServer
 ) -> None:
-    refused = client.post("/dashboard/settings/", {**INSTANCE, "answer_model": "gpt-5-ultra"})
+    refused = client.post(LLM, {"answer_model": "gpt-5-ultra"})
     assert refused.status_code == 200 and "does not offer gpt-5-ultra" in refused.content.decode()
     assert settings_get().answer_model == ""
-    assert client.post("/dashboard/settings/", {**INSTANCE, "answer_model": "gpt-4o"}).status_code == 302
+    assert client.post(LLM, {"answer_model": "gpt-4o"}).status_code == 302
     assert settings_get().answer_model == "gpt-4o"
     cache.clear()  # so that the next id is listed again, and fails
     with_llm.models_status = 503
-    page = client.post("/dashboard/settings/", {**INSTANCE, "answer_model": "gpt-4.1-mini"}, follow=True)
+    page = client.post(LLM, {"answer_model": "gpt-4.1-mini"}, follow=True)
     assert settings_get().answer_model == "gpt-4.1-mini"
     assert "gpt-4.1-mini was saved without being checked" in page.content.decode()
 

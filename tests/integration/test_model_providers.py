@@ -24,6 +24,7 @@ def _text(events: object) -> str:
     return "".join(e.text for e in events if isinstance(e, TextDelta))  # type: ignore[attr-defined]
 
 
+@pytest.mark.django_db  # nothing in the environment: the provider saved on the Settings page is read
 def test_without_keys_the_offline_answerer_answers() -> None:
     answerer = registry.answerer()
     assert isinstance(answerer, OfflineAnswerer) and not answerer.uses_llm

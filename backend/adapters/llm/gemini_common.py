@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections.abc import Callable
 from functools import partial
 from typing import Any, TypeVar
@@ -62,13 +63,19 @@ class GeminiClient:
         self._base_url = base_url
         self._timeout = timeout
         self._state: tuple[int, genai.Client] | None = None
+        self._lock = threading.Lock()
 
     def get(self) -> genai.Client:
         state = self._state
         if state is None or state[0] != os.getpid():
-            # Two threads may both build a client here; the loser's is simply dropped.
-            state = (os.getpid(), self._build())
-            self._state = state
+            # One client per process: a dropped genai.Client closes its HTTP connections when collected, and
+            # callers keep only `client.models`, so a second one built by a concurrent first call (the grade
+            # and the answer start side by side) would fail the other call with "client has been closed".
+            with self._lock:
+                state = self._state
+                if state is None or state[0] != os.getpid():
+                    state = (os.getpid(), self._build())
+                    self._state = state
         return state[1]
 
     def _build(self) -> genai.Client:

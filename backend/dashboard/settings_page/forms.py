@@ -70,7 +70,10 @@ class GuruSettingsForm(forms.ModelForm):
 
 
 class InstanceSettingsForm(forms.ModelForm):
-    """Global thresholds, split sizes (blank = derived from the embedder) and answering defaults."""
+    """Global thresholds, split sizes (blank = derived from the embedder) and answering defaults.
+
+    The default answer model belongs to the chat provider form (llm_form.py): it is checked against the provider.
+    """
 
     rerank_threshold = _threshold("Rerank threshold", "0–1, for every guru without its own.", required=True)
     trust_score_threshold = _threshold("Trust score threshold", "0–1, for every guru without its own.",
@@ -86,13 +89,10 @@ class InstanceSettingsForm(forms.ModelForm):
     class Meta:
         model = Settings
         fields = ["rerank_threshold", "trust_score_threshold", "chunk_size", "chunk_overlap", "chunk_min_length",
-                  "answer_model", "history_turns"]
-        labels = {"answer_model": "Default answer model"}
-        help_texts = {"answer_model": "Model id for gurus without their own; blank uses OPENGURU_CHAT_MODEL."}
+                  "history_turns"]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.warnings: list[str] = []  # for the view to show once saved
         self.defaults: SplitDefaults = split_defaults()
         self.fields["chunk_size"].help_text = (
             f"{self.defaults.min_size}–{self.defaults.max_size}. Blank derives {self.defaults.size} from the "
@@ -101,7 +101,6 @@ class InstanceSettingsForm(forms.ModelForm):
         self.fields["chunk_overlap"].help_text = (
             f"Less than half the chunk size. Blank uses 12 % of the size ({self.defaults.overlap} by default)."
         )
-        self.fields["answer_model"].help_text += f" {chat_models_note()}"
         self.fields["chunk_size"].widget.attrs.update(placeholder=str(self.defaults.size))
         self.fields["chunk_overlap"].widget.attrs.update(placeholder=str(self.defaults.overlap))
 
@@ -114,10 +113,6 @@ class InstanceSettingsForm(forms.ModelForm):
                 "(less 2 special tokens), and chunks over 512 tokens retrieve worse."
             )
         return size
-
-    def clean_answer_model(self) -> str:
-        return _clean_model(self.cleaned_data.get("answer_model") or "", self.initial.get("answer_model") or "",
-                            self.warnings)
 
     def clean(self) -> dict[str, Any]:
         super().clean()

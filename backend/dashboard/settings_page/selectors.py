@@ -73,7 +73,7 @@ class SplitDefaults:
 
 
 def _secret_values() -> list[str]:
-    configs = [settings.OPENGURU_LLM, settings.OPENGURU_EMBEDDER, settings.OPENGURU_RERANKER,
+    configs = [settings.OPENGURU_LLM, registry.llm_config(), settings.OPENGURU_EMBEDDER, settings.OPENGURU_RERANKER,
                settings.OPENGURU_VECTOR_STORE]
     values = [str(c.get(key, "")) for c in configs for key in ("API_KEY", "TOKEN")]
     values += [getattr(settings, "FIRECRAWL_API_KEY", ""), settings.SECRET_KEY]
@@ -81,9 +81,9 @@ def _secret_values() -> list[str]:
     return [v for v in values if v and len(v) >= 8]
 
 
-def redact(text: str) -> str:
-    """Text with configured secrets and URL credentials removed (error messages may quote either)."""
-    for secret in _secret_values():
+def redact(text: str, *, also: tuple[str, ...] = ()) -> str:
+    """Text with configured secrets (and `also`: a key typed into a form) and URL credentials removed."""
+    for secret in [*_secret_values(), *(v for v in also if len(v) >= 4)]:
         text = text.replace(secret, "•••")
     return _MASKED_KEY.sub("•••", _USERINFO.sub(r"\1•••@", text))
 
@@ -111,24 +111,27 @@ def split_defaults() -> SplitDefaults:
                          max_size=derived.max_tokens)
 
 
-def chat_model_check(model: str) -> ModelCheck:
-    """Whether the configured provider can answer with `model`: refused if it cannot, warned if unverifiable."""
+def chat_model_check(model: str, config: registry.Config | None = None) -> ModelCheck:
+    """Whether the provider (in force, or `config`) can answer with `model`: refused if not, warned if unverifiable."""
     if not re.fullmatch(MODEL_ID_PATTERN, model):
         return ModelCheck(problem="Use a model id of letters, digits and . _ : / @ + - (at most 200 characters).")
-    provider = settings.OPENGURU_LLM.get("PROVIDER", "") or "configured"
+    config = registry.llm_config() if config is None else config
+    provider = config.get("PROVIDER", "") or "configured"
+    secret = (config.get("API_KEY", ""),)
     try:
-        built = registry.chat_model(model=model)
+        built = None if provider == "offline" else registry.build_chat_model({**config, "MODEL": model})
     except (ImproperlyConfigured, ValueError, ServiceError) as exc:
-        return ModelCheck(problem=redact(f"The {provider} provider cannot use this model: {exc}"))
+        return ModelCheck(problem=redact(f"The {provider} provider cannot use this model: {exc}", also=secret))
     if built is None:
         return ModelCheck(problem="No chat LLM is configured (offline mode), so answers ignore any model. "
-                                  "Set OPENAI_API_KEY, OPENAI_BASE_URL or GEMINI_API_KEY first.")
+                                  "Choose a chat provider on the instance Settings page (or set OPENAI_API_KEY, "
+                                  "OPENAI_BASE_URL or GEMINI_API_KEY) first.")
     try:
-        offered = offered_chat_models(built)
+        offered = offered_chat_models(built, config)
     except ServiceError as exc:
         return ModelCheck(warning=redact(f"{model} was saved without being checked: the {provider} provider's "
                                          f"model list could not be read ({exc}). An unknown id fails on the first "
-                                         "answer."))
+                                         "answer.", also=secret))
     if not offered:
         return ModelCheck(warning=f"{model} was saved without being checked: the {provider} provider lists no "
                                   "models.")
@@ -137,9 +140,9 @@ def chat_model_check(model: str) -> ModelCheck:
     return ModelCheck()
 
 
-def offered_chat_models(chat: ChatModel) -> list[str]:
+def offered_chat_models(chat: ChatModel, config: registry.Config) -> list[str]:
     """The provider's chat model ids, from the cache for a few minutes (only successful lists are kept)."""
-    key = _model_list_key()
+    key = _model_list_key(config)
     cached = cache.get(key)
     if isinstance(cached, list):
         return cached
@@ -148,9 +151,8 @@ def offered_chat_models(chat: ChatModel) -> list[str]:
     return offered
 
 
-def _model_list_key() -> str:
+def _model_list_key(config: registry.Config) -> str:
     """One cache entry per provider, endpoint and key; hashed, so the API key never sits in the cache in clear."""
-    config = settings.OPENGURU_LLM
     parts = (config.get("PROVIDER", ""), config.get("BASE_URL", ""), config.get("API_KEY", ""))
     return "chat-models:" + hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
@@ -170,22 +172,24 @@ def _not_offered(provider: str, model: str, offered: list[str]) -> str:
 
 def chat_models_note() -> str:
     """Which chat models can be chosen, in words (providers accept any model id they serve)."""
-    provider = settings.OPENGURU_LLM.get("PROVIDER", "")
+    config = registry.llm_config()
+    provider = config.get("PROVIDER", "")
     if provider == "offline":
         return "Offline: no chat LLM is configured, so no model can be chosen."
-    default = settings.OPENGURU_LLM.get("MODEL", "")
+    default = config.get("MODEL", "")
     return (f"Any model id that the {provider} provider serves, e.g. the default {default}. "
             "A new id is checked against the provider's model list when saved.")
 
 
 def llm_facts() -> list[Fact]:
-    config = settings.OPENGURU_LLM
+    config = registry.llm_config()
     provider = config.get("PROVIDER", "")
+    origin = "from the environment" if registry.llm_env_wins() else "from the instance settings"
     if provider == "offline":
-        return [Fact("Chat LLM", "offline", "Extractive answers; no model is called.")]
+        return [Fact("Chat LLM", "offline", f"Extractive answers; no model is called ({origin}).")]
     return [
-        Fact("Chat LLM provider", provider),
-        Fact("Default chat model", config.get("MODEL", ""), "OPENGURU_CHAT_MODEL"),
+        Fact("Chat LLM provider", provider, origin),
+        Fact("Default chat model", config.get("MODEL", "")),
         Fact("Provider endpoint", safe_url(config.get("BASE_URL", "")) or "the provider's default"),
         Fact("API key", _is_set(config.get("API_KEY"))),
     ]
@@ -228,14 +232,16 @@ def providers_in_use() -> list[Fact]:
 
 def effective_chat_model(guru: Guru, stored: Settings | None = None) -> tuple[str, str]:
     """(model id, where it comes from) for the guru's answers."""
-    if settings.OPENGURU_LLM.get("PROVIDER") == "offline":
+    config = registry.llm_config()
+    if config.get("PROVIDER") == "offline":
         return "offline-extractive", "no chat LLM configured"
     if guru.chat_model:
         return guru.chat_model, "this guru's override"
     stored = stored or settings_get()
     if stored.answer_model:
-        return stored.answer_model, "instance answer model"
-    return settings.OPENGURU_LLM.get("MODEL", ""), "OPENGURU_CHAT_MODEL"
+        return stored.answer_model, "instance default model"
+    named = "OPENGURU_CHAT_MODEL" in config.get("ENV", "").split()
+    return config.get("MODEL", ""), "OPENGURU_CHAT_MODEL" if named else "the provider's default"
 
 
 def effective_thresholds(guru: Guru) -> list[Effective]:
@@ -257,7 +263,7 @@ def guru_provider_facts(guru: Guru) -> list[Fact]:
     status = "ready" if not report.problem else redact(report.problem)
     return [
         Fact("Chat model", model, origin),
-        Fact("Chat provider", settings.OPENGURU_LLM.get("PROVIDER", "")),
+        Fact("Chat provider", registry.llm_config().get("PROVIDER", "")),
         Fact("Embedder", report.embedder_id, f"{report.embedder_dimension} dimensions"),
         Fact("Vector store", settings.OPENGURU_VECTOR_STORE.get("BACKEND", "")),
         Fact("Collection", name, status),

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
+import threading
+from typing import Any
 
 import pytest
 
@@ -10,6 +13,7 @@ from backend.adapters.embeddings.fake import HashingEmbedder
 from backend.adapters.embeddings.gemini_embed import GeminiEmbedder
 from backend.adapters.llm.fake import ScriptedReply
 from backend.adapters.llm.gemini_chat import GeminiChatModel
+from backend.adapters.llm.gemini_common import GeminiClient
 from backend.pipeline.errors import PermanentServiceError, TransientServiceError
 from backend.pipeline.llm_types import CancelToken, Flow, Message, Role, TextDelta, Usage
 from tests.contracts import TEST_BACKOFF_BASE, TEST_MAX_RETRIES, TEST_TIMEOUT, ChatHarness
@@ -168,3 +172,23 @@ def test_embedding_rate_limits_are_retried(gemini_server: FakeGeminiServer) -> N
 def test_embedder_rejects_batches_gemini_would_refuse() -> None:
     with pytest.raises(ValueError, match="batch_size"):
         GeminiEmbedder(api_key=FAKE_GEMINI_KEY, batch_size=101)
+
+
+def test_concurrent_first_calls_share_one_client(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The grade and the answer start side by side on a new model: a second client would close the first's calls."""
+    client = GeminiClient(api_key=FAKE_GEMINI_KEY, base_url="http://127.0.0.1:9", timeout=5)
+    build, together = client._build, threading.Barrier(2, timeout=1)
+
+    def build_when_both_arrive() -> Any:
+        with contextlib.suppress(threading.BrokenBarrierError):  # fixed: the other caller waits on the lock
+            together.wait()
+        return build()
+
+    monkeypatch.setattr(client, "_build", build_when_both_arrive)
+    got: list[Any] = []
+    callers = [threading.Thread(target=lambda: got.append(client.get())) for _ in range(2)]
+    for caller in callers:
+        caller.start()
+    for caller in callers:
+        caller.join()
+    assert len(got) == 2 and got[0] is got[1]

@@ -17,6 +17,10 @@ from backend.pipeline.pricing import parse_prices
 
 DEFAULT_CHAT_MODELS = {"openai": "gpt-4o-mini", "gemini": "gemini-2.5-flash", "offline": "offline-extractive"}
 DEFAULT_EMBEDDING_MODELS = {"openai": ("text-embedding-3-small", 1536), "gemini": ("gemini-embedding-001", 768)}
+# Any of these chooses the chat provider, and then overrides the one staff configure on the Settings page.
+LLM_PROVIDER_VARIABLES = ("OPENGURU_LLM_PROVIDER", "OPENAI_API_KEY", "OPENAI_BASE_URL", "GEMINI_API_KEY")
+LLM_VARIABLES = (*LLM_PROVIDER_VARIABLES, "GEMINI_BASE_URL", "OPENGURU_CHAT_MODEL", "OPENGURU_LLM_TIMEOUT",
+                 "OPENGURU_GEMINI_THINKING_BUDGET")
 
 
 def llm_from_env(environ: Mapping[str, str]) -> dict[str, str]:
@@ -36,6 +40,9 @@ def llm_from_env(environ: Mapping[str, str]) -> dict[str, str]:
         # Gemini 2.5 "thinks" by default and counts it against max_tokens, which starves the short
         # structured calls and delays the first token; 0 turns it off (-1 = the model's default).
         "THINKING_BUDGET": environ.get("OPENGURU_GEMINI_THINKING_BUDGET", "") or "0",
+        # Which LLM variables are set: the Settings page names them, and the registry lets them win.
+        "ENV": " ".join(name for name in LLM_VARIABLES if environ.get(name, "").strip()),
+        "FROM_ENV": "1" if any(environ.get(name, "").strip() for name in LLM_PROVIDER_VARIABLES) else "",
     }
 
 

@@ -11,8 +11,8 @@ from backend.core.keys import rotate_encrypted_values
 
 class Command(BaseCommand):
     help = (
-        "Re-encrypt integration and repository tokens with the current encryption key. Run it after "
-        "setting a new OPENGURU_ENCRYPTION_KEY (or DJANGO_SECRET_KEY) with the old one in "
+        "Re-encrypt stored secrets (integration tokens, the chat provider's API key) with the current encryption "
+        "key. Run it after setting a new OPENGURU_ENCRYPTION_KEY (or DJANGO_SECRET_KEY) with the old one in "
         "OPENGURU_ENCRYPTION_KEY_FALLBACKS (or DJANGO_SECRET_KEY_FALLBACKS); then the fallback can go."
     )
 

@@ -12,19 +12,6 @@ from backend.gurus.models import ExampleQuestion, Guru, VectorCollection
 from backend.gurus.selectors import guru_collection_report, guru_list_for_user
 
 
-class ExampleQuestionInline(admin.TabularInline):
-    """Read-only here: the Overview tab edits examples through the service that cleans and bounds them."""
-
-    model = ExampleQuestion
-    fields = ("position", "text", "approved")
-    readonly_fields = ("position", "text", "approved")
-    extra = 0
-    can_delete = False
-
-    def has_add_permission(self, request: HttpRequest, obj: Guru | None = None) -> bool:
-        return False
-
-
 @admin.register(Guru)
 class GuruAdmin(admin.ModelAdmin):
     list_display = ["name", "slug", "active"]
@@ -32,7 +19,6 @@ class GuruAdmin(admin.ModelAdmin):
     list_filter = ["active", "private"]
     filter_horizontal = ["maintainers"]
     readonly_fields = ["collection_stats"]
-    inlines = [ExampleQuestionInline]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Guru]:
         return guru_list_for_user(user=request.user)

@@ -6,30 +6,15 @@ import json
 import re
 
 import pytest
-from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
-from pytest_django.fixtures import DjangoCaptureOnCommitCallbacks
 from rest_framework.test import APIClient
 
 from backend.answering.links import answer_path
 from backend.answering.models import Question
 from backend.gurus.models import Guru
-from backend.sources.models import SourceKind
-from backend.sources.services import source_create
-from tests.fakes.pdfs import pdf_bytes
+from tests.api.test_answers import indexed as indexed  # the fixture: guru A with one indexed PDF
 
 pytestmark = pytest.mark.django_db
-
-MANUAL = [["Retrying tasks", "Call self.retry() inside a bound task to retry it.",
-           "The countdown argument sets the delay before the retry in seconds."]]
-
-
-@pytest.fixture
-def indexed(guru_a: Guru, django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks) -> Guru:
-    upload = SimpleUploadedFile("manual.pdf", pdf_bytes(MANUAL), content_type="application/pdf")
-    with django_capture_on_commit_callbacks(execute=True):
-        source_create(guru=guru_a, kind=SourceKind.PDF, upload=upload, title="Manual")
-    return guru_a
 
 
 def _shared_events(html: str) -> list[list[object]]:

@@ -72,7 +72,7 @@ def test_a_restarted_product_answers_the_first_new_question(tmp_path: Path) -> N
     again = launch(data_dir)
     try:
         # The second banner has no password, but says who the administrator is and how to reset it.
-        assert f"Administrator: admin (forgot the password? {hint})" in again.output.read_text()
+        assert f"An administrator already exists: admin (forgot the password? {hint})" in again.output.read_text()
         # Before any question: the web process loaded the released collection on its first use of the store.
         assert json.loads(Browser(again.url).get("/api/v1/health/"))["vector_store"] == "ok"
         assert re.search(rf"{SLUG}\s+guru_broker_guru\s+384\s+[1-9]\d*\s+ok", manage(again, "collections"))

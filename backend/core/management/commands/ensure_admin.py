@@ -31,7 +31,7 @@ class Command(BaseCommand):
             names = list(get_user_model().objects.filter(is_superuser=True, is_active=True)
                          .order_by("pk").values_list("username", flat=True)[:3])
             name = names[0] if names else "<username>"
-            self.stdout.write(f"Administrator: {', '.join(names) or 'none active'} "
+            self.stdout.write(f"An administrator already exists: {', '.join(names) or 'none active'} "
                               f"(forgot the password? {manage} changepassword {name})")
             return
         self.stdout.write(self.style.SUCCESS("Created the first administrator. This is shown only once:"))

@@ -133,7 +133,8 @@ def ask(base_url: str, slug: str, question: str) -> dict[str, Any]:
     assert status == 200, (status, body[:500])
     events = sse_events(body)
     assert not [data for kind, data in events if kind == "error"], events
-    cited = next(data for kind, data in events if kind == "references")
+    # The last `references` event is the final list (one is sent again each time the text cites a new source).
+    cited = [data for kind, data in events if kind == "references"][-1]
     text = "".join(data["text"] for kind, data in events if kind == "delta")
     assert cited["references"] and text, events  # answered from the sources, not refused
     return {"references": cited["references"], "trust": cited["trust_score"], "text": text}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.core import signing
+from django.http import HttpRequest
 
 from backend.answering.models import AnswerState, Question
 from backend.gurus.models import Guru
@@ -16,6 +17,11 @@ def answer_path(question: Question) -> str:
     """The path of the page that shows this answer; only someone given the link can open it."""
     token = signing.Signer(salt=_SALT).sign(str(question.pk))
     return f"/g/{question.guru.slug}/answers/{token}/"
+
+
+def absolute_link(request: HttpRequest, link: str) -> str:
+    """A link to one of our own pages or files made absolute, for clients that are not on our site."""
+    return request.build_absolute_uri(link) if link.startswith("/") and not link.startswith("//") else link
 
 
 def shared_question(guru: Guru, token: str) -> Question | None:

@@ -154,16 +154,11 @@ def _optional_str(data: dict[str, Any], name: str, limit: int = 200) -> str:
     return value
 
 
-def _absolute(request: HttpRequest, link: str) -> str:
-    """Links of our own pages and files, made absolute: the widget runs on another site."""
-    return request.build_absolute_uri(link) if link.startswith("/") and not link.startswith("//") else link
-
-
 def _answer_payload(request: HttpRequest, question: Question) -> dict[str, Any]:
     data = answer_json(question, request)
     # Gurubase's widget reads a reference's title from `question`; `title` is kept for our clients.
     for name in ("references", "also_retrieved"):
-        data[name] = [{"question": r["title"], **r, "link": _absolute(request, r["link"])} for r in data[name]]
+        data[name] = [{"question": r["title"], **r} for r in data[name]]
     data["binge_id"] = data["session_id"]
     return data
 

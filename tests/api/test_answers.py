@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -43,6 +44,8 @@ def test_json_answer_in_the_reference_shape(api: APIClient, indexed: Guru) -> No
     assert data["references"][0] == {"title": "Manual — page 1", "link": f"{data['references'][0]['link']}",
                                      "icon": "pdf", "n": 1, "cited": True}
     assert all(not r["cited"] for r in data["also_retrieved"])
+    # Links are absolute: an API client shows them outside our site.
+    assert re.fullmatch(r"http://testserver/sources/\d+/file#page=1", data["references"][0]["link"])
     assert "self.retry()" in data["content"]
     assert Question.objects.get(pk=data["question_id"]).channel == "API"
 

@@ -17,7 +17,7 @@ from rest_framework.views import APIView
 
 from backend.answering.citations import references_marked
 from backend.answering.events import AnswerEvent, EventKind, error_marker
-from backend.answering.links import answer_path
+from backend.answering.links import absolute_link, answer_path
 from backend.answering.models import AnswerState, Channel, Question
 from backend.answering.services import AskRequest, answer_stream
 from backend.answering.streaming import AnswerPump, is_error
@@ -79,15 +79,17 @@ def answer_json(question: Question, request: HttpRequest) -> dict[str, Any]:
         "question_id": question.pk, "slug": question.slug, "content": question.content,
         "question": question.question, "date_updated": question.updated_at,
         "trust_score": round((question.trust_score or 0) * 100),
-        **_references(question),
+        **_references(question, request),
         "session_id": str(question.binge_id) if question.binge_id else None,
         "question_url": request.build_absolute_uri(answer_path(question)), "out_of_context": question.out_of_context,
     }
 
 
-def _references(question: Question) -> dict[str, list[dict[str, Any]]]:
-    """Gurubase's `references` holds only what the text cites; what was retrieved besides is apart."""
-    refs = [{"title": r.get("title", ""), "link": r.get("link", ""), "icon": _ICONS.get(str(r.get("kind")), ""),
+def _references(question: Question, request: HttpRequest) -> dict[str, list[dict[str, Any]]]:
+    """Gurubase's `references` holds only what the text cites; what was retrieved besides is apart.
+    Links are absolute: API clients show them outside our site."""
+    refs = [{"title": r.get("title", ""), "link": absolute_link(request, str(r.get("link", ""))),
+             "icon": _ICONS.get(str(r.get("kind")), ""),
              "n": r.get("n") if isinstance(r.get("n"), int) else 0, "cited": bool(r.get("cited"))}
             for r in references_marked(question.content, question.references)]
     return {"references": [r for r in refs if r["cited"]], "also_retrieved": [r for r in refs if not r["cited"]]}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 
 
 def like_literal(text: str) -> str:
@@ -13,3 +14,15 @@ def like_literal(text: str) -> str:
     """
     escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return json.dumps(f"%{escaped}%", ensure_ascii=False)
+
+
+def live_filter(live: Mapping[int, int]) -> str:
+    """A Milvus filter keeping each source's live generation, grouped by generation to stay short.
+
+    Only integers reach the expression (typed, never user strings), so it cannot be injected.
+    """
+    by_generation: dict[int, list[int]] = {}
+    for source_id, generation in live.items():
+        by_generation.setdefault(int(generation), []).append(int(source_id))
+    groups = sorted(by_generation.items())
+    return " or ".join(f"(generation == {generation} and source_id in {sorted(ids)})" for generation, ids in groups)

@@ -13,7 +13,7 @@ from pymilvus import DataType, Function, FunctionType, MilvusClient
 from pymilvus.client.types import LoadState
 from pymilvus.exceptions import MilvusException
 
-from backend.adapters.vector_store.filters import like_literal
+from backend.adapters.vector_store.filters import like_literal, live_filter
 from backend.pipeline.errors import DimensionMismatchError, PermanentServiceError, VectorStoreError
 from backend.pipeline.fusion import BM25_B, BM25_K1, Fused, query_terms, reciprocal_rank_fusion
 from backend.pipeline.types import Chunk, CollectionInfo, Hit, HybridHit, SourceKind
@@ -34,11 +34,9 @@ VENDOR_ERRORS = (MilvusException, grpc.RpcError, grpc.FutureTimeoutError)
 # gRPC backs off reconnecting to a server that went away by up to 120 s, and pymilvus' reconnect reuses the
 # process-wide subchannel in that backoff: a restarted Milvus stayed unreachable for the next calls. A
 # channel of its own that retries within a second recovers on the first question after Milvus is back.
-#
-# Keep-alive: pymilvus pings every 10 s, but gRPC C-core servers (milvus-lite's) accept at most one ping per
-# 5 minutes without data and answer more with GOAWAY "too_many_pings": after ~2 idle minutes every process
-# logged it and dropped its connection. Pinging every 5 minutes suits both it and Milvus standalone (which
-# allows one per 5 s); a dead server is still found by the call timeout and the fast reconnect above.
+# Keep-alive: pymilvus pings every 10 s; gRPC C-core servers (milvus-lite's) allow one ping per 5 min without
+# data and answer more with GOAWAY "too_many_pings" (logged by every idle process). Dead servers are found
+# by the call timeout and the fast reconnect instead.
 SERVER_MIN_PING_INTERVAL_MS = 300_000
 RECONNECT_OPTIONS = {
     "grpc.use_local_subchannel_pool": 1,
@@ -360,18 +358,6 @@ class MilvusVectorStore:
             output_fields=["id"], search_params={"metric_type": metric},
         )
         return [str(row["id"]) for row in result[0]]
-
-
-def live_filter(live: Mapping[int, int]) -> str:
-    """A Milvus filter keeping each source's live generation, grouped by generation to stay short.
-
-    Only integers reach the expression (typed, never user strings), so it cannot be injected.
-    """
-    by_generation: dict[int, list[int]] = {}
-    for source_id, generation in live.items():
-        by_generation.setdefault(int(generation), []).append(int(source_id))
-    groups = sorted(by_generation.items())
-    return " or ".join(f"(generation == {generation} and source_id in {sorted(ids)})" for generation, ids in groups)
 
 
 def _hybrid_hit(row: dict[str, Any], fused: Fused) -> HybridHit:

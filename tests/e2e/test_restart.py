@@ -14,9 +14,11 @@ import httpx
 import pytest
 
 from backend.adapters.llm.fake import ScriptedReply
+from backend.pipeline.answerer_offline import NO_LLM_NOTICE
 from tests.fakes.openai_server import FAKE_CHAT_MODEL, FAKE_OPENAI_KEY, OpenAIFakeServer
 from tests.fakes.pdfs import write_pdf
 from tests.integration.answering.answer_support import grades
+from tests.support.llm_scripts import RelevantScript
 from tests.support.product import (
     Browser,
     Product,
@@ -53,31 +55,58 @@ def _create_indexed_guru(product: Product, pdf: Path) -> None:
     assert re.search(r"Indexed [1-9]\d* chunks from manual.pdf", out), out
 
 
-def test_a_restarted_product_answers_the_first_new_question(tmp_path: Path) -> None:
+LLM_ANSWER = "Unacknowledged tasks are redelivered after the visibility timeout [1]."
+TO_OFFLINE = "from backend.core.services import settings_update as u; u(llm_provider='offline')"
+# Polling asks many questions: no rate limit.
+UNLIMITED = {"OPENGURU_WEB_RATE_LIMIT": "0"}
+
+
+def _save_provider(product: Product, server: OpenAIFakeServer) -> None:
+    """Staff choose an OpenAI-compatible server on the Settings page, as in the browser."""
+    staff = Browser(product.url)
+    staff.submit("/accounts/login/", {"username": product.username, "password": product.password})
+    page = staff.submit("/dashboard/settings/llm/", {
+        "llm_provider": "openai-compatible", "llm_base_url": server.api_base,
+        "api_key": FAKE_OPENAI_KEY, "answer_model": FAKE_CHAT_MODEL})
+    assert "Chat provider saved." in page and FAKE_OPENAI_KEY not in page
+
+
+def test_a_restarted_product_answers_the_first_new_question(tmp_path: Path, openai_server: OpenAIFakeServer) -> None:
+    """Also: the provider saved in the dashboard is used at once, survives the restart, and a change made by
+    another process reaches the running web process within seconds (core/llm_config.py)."""
+    openai_server.script = RelevantScript(LLM_ANSWER)
     data_dir = tmp_path / "data"
     pdf = write_pdf(tmp_path / "manual.pdf", [
         ["The visibility timeout redelivers unacknowledged tasks to another worker after one hour."],
         ["The broker URL is set with the CELERY_BROKER_URL setting; Redis and RabbitMQ are supported."],
     ])
-    product = launch(data_dir)
+    product = launch(data_dir, env=UNLIMITED)
     try:
         _create_indexed_guru(product, pdf)
-        assert "visibility timeout" in _answer_text(ask_on_guru_page(product, SLUG, "What does the visibility "
-                                                                                    "timeout do?")).lower()
+        first = _answer_text(ask_on_guru_page(product, SLUG, "What does the visibility timeout do?"))
+        assert first.startswith(NO_LLM_NOTICE) and "visibility timeout" in first.lower()
+        _save_provider(product, openai_server)
+        assert _answer_text(ask_on_guru_page(product, SLUG, "What happens to unacknowledged tasks?")) == LLM_ANSWER
     finally:
         assert stop(product) == 0
 
     hint = f"OPENGURU_DATA_DIR={data_dir.resolve()} ./openguru manage changepassword admin"
     assert f"(change it later: {hint})" in product.output.read_text()
-    again = launch(data_dir)
+    again = launch(data_dir, env=UNLIMITED)
     try:
         # The second banner has no password, but says who the administrator is and how to reset it.
         assert f"An administrator already exists: admin (forgot the password? {hint})" in again.output.read_text()
         # Before any question: the web process loaded the released collection on its first use of the store.
         assert json.loads(Browser(again.url).get("/api/v1/health/"))["vector_store"] == "ok"
         assert re.search(rf"{SLUG}\s+guru_broker_guru\s+384\s+[1-9]\d*\s+ok", manage(again, "collections"))
-        answer = _answer_text(ask_on_guru_page(again, SLUG, "How is the broker URL set?"))
-        assert "CELERY_BROKER_URL" in answer
+        # The first question after the restart: answered from the sources, by the provider saved before it.
+        assert _answer_text(ask_on_guru_page(again, SLUG, "How is the broker URL set?")) == LLM_ANSWER
+        assert any(r.stream and r.model == FAKE_CHAT_MODEL for r in openai_server.script.requests)
+        # Another process changes the row: the web process never saw a save signal, yet follows within seconds.
+        manage(again, "shell", "-c", TO_OFFLINE)
+        questions = (f"Question {n}: which setting sets the broker URL?" for n in range(1000))
+        eventually(lambda: "CELERY_BROKER_URL" in _answer_text(ask_on_guru_page(again, SLUG, next(questions))),
+                   "the web process to answer offline", timeout=30)
     finally:
         assert stop(again) == 0
 

@@ -22,9 +22,9 @@ from backend.core.sidecars import Sidecar, start_milvus_lite
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
 
-# Large: ~45 MB of answers and ~25 MB of chunks (text + 384 floats); small: a tenth of it.
-LARGE, SMALL = (8_000, 10_000), (800, 1_000)
-# The large install holds ~65 MB more: holding any sizeable part of it at once would show. Measured: +5 MB
+# Large: ~28 MB of answers and ~15 MB of chunks (text + 384 floats); small: a tenth of it.
+LARGE, SMALL = (5_000, 6_000), (500, 600)
+# The large install holds ~40 MB more: holding any sizeable part of it at once would show. Measured: +5 MB
 # for the export (one 256-row page of vectors), +0.3 MB for the import.
 GROWTH_LIMIT_KB = 20 * 1024
 

@@ -80,3 +80,26 @@ def test_new_guru_form_slug_colour_and_icon(
     page.goto(f"{asgi_live_server}/g/celery-tasks-2/")
     expect(page.locator(".guru-icon")).to_have_attribute("src", src)
     assert page_errors == []
+
+
+def test_a_slug_typed_before_the_form_script_runs_is_kept(page: Page, asgi_live_server: str) -> None:
+    """The script is deferred: someone already typing in the slug when it runs must keep what they type."""
+    log_in_as(page, asgi_live_server, UserFactory(username="ana"))
+    held = {"script": True}
+
+    def script(route: Route) -> None:
+        if held["script"]:
+            route.abort()  # "not loaded yet"
+        else:
+            route.continue_()
+
+    page.route("**/guru-form*.js", script)
+    page.goto(f"{asgi_live_server}/dashboard/gurus/new/")
+    src = page.locator("script[src*='guru-form']").get_attribute("src") or ""
+    page.get_by_label("Name").fill("Widgets Guru")
+    slug = page.get_by_label("Slug")
+    slug.click()
+    held["script"] = False
+    page.add_script_tag(url=src)  # it runs now, with the slug focused and still empty
+    slug.press_sequentially("widgets")
+    expect(slug).to_have_value("widgets")

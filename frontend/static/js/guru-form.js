@@ -13,7 +13,8 @@
   function followName(slug) {
     const name = document.getElementById(slug.dataset.fromName);
     if (!name) return;
-    let edited = slug.value !== "" && slug.value !== slugFromName(name.value);
+    // Someone already typing in the slug (the script runs after the page shows) keeps what they type.
+    let edited = document.activeElement === slug || (slug.value !== "" && slug.value !== slugFromName(name.value));
     if (!edited) slug.value = slugFromName(name.value); // a form sent back with errors
     slug.addEventListener("input", () => {
       edited = slug.value !== ""; // clearing the slug hands it back to the name

@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 from django.conf import settings
 
 from backend.adapters import registry
+from backend.adapters.github.links import Forge, forge_of
 from backend.adapters.github.remote import FILE_REFUSED
 from backend.adapters.net_guard import BlockedUrlError, check_url
 from backend.core.errors import AppError, Conflict
@@ -68,6 +69,16 @@ def source_with_url(*, guru: Guru, kind: str, url: str) -> DataSource | None:
         candidates = candidates.filter(url__icontains=host)
     wanted = url_key(kind, url)
     return next((s for s in candidates.order_by("pk") if url_key(kind, s.url) == wanted), None)
+
+
+def looks_like_repository(target: str) -> bool:
+    """Whether a target names a Git repository: a `.git` URL, a git:// or file:// one, a known forge's host, or a
+    directory (a terminal's guess; the dashboard and the API are told the kind)."""
+    lowered = target.lower()
+    if lowered.rstrip("/").endswith(".git") or lowered.startswith(("git://", "file://")) or Path(target).is_dir():
+        return True
+    host = urlsplit(target).hostname if "://" in target else None
+    return bool(host) and forge_of(host or "") is not Forge.UNKNOWN
 
 
 def local_repository_url(url: str) -> str | None:

@@ -114,3 +114,14 @@ def test_the_same_video_or_page_in_another_spelling_is_already_a_source(guru: Gu
         assert caught.value.source == existing and caught.value.status == 409
     source_create(guru=guru, kind=SourceKind.WEBSITE, url="https://docs.example.com/a/b?x=2")  # another page
     assert DataSource.objects.count() == 3
+
+
+def test_the_terminal_guesses_a_repository_from_the_forge_or_the_url(tmp_path: Path) -> None:
+    from backend.sources.validation import looks_like_repository
+
+    for target in ("https://github.com/celery/celery", "https://gitlab.example.com/group/project",
+                   "https://codeberg.org/forgejo/forgejo", "https://git.example.com/repo.git", "git://h/r",
+                   str(tmp_path)):
+        assert looks_like_repository(target), target
+    for target in ("https://docs.celeryq.dev/en/stable/", "manual.pdf", "https://example.com/github.com/x"):
+        assert not looks_like_repository(target), target

@@ -14,11 +14,9 @@ from backend.core.errors import AppError
 from backend.gurus.models import Guru
 from backend.sources.models import DataSource, SourceKind, SourceStatus
 from backend.sources.services import source_create
+from backend.sources.validation import looks_like_repository
 
 BAR_WIDTH = 30
-
-
-_GIT_HOSTS = ("github.com/", "gitlab.com/", "bitbucket.org/", "codeberg.org/", "gitea.com/")
 
 
 def _guess_kind(target: str) -> str:
@@ -27,8 +25,7 @@ def _guess_kind(target: str) -> str:
         return SourceKind.PDF
     if any(host in lowered for host in ("youtube.com/", "youtu.be/")):
         return SourceKind.YOUTUBE
-    if (lowered.rstrip("/").endswith(".git") or lowered.startswith(("git://", "file://"))
-            or any(host in lowered for host in _GIT_HOSTS) or Path(target).is_dir()):
+    if looks_like_repository(target):
         return SourceKind.GITHUB_REPO
     return SourceKind.WEBSITE
 

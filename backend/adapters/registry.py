@@ -206,6 +206,11 @@ def build_chat_model(config: Config) -> ChatModel:
     return cast(ChatModel, _build("chat model", CHAT_MODELS, config, key="PROVIDER"))
 
 
+def llm_enabled() -> bool:
+    """Whether a chat provider is chosen (answers are generated), without building its client."""
+    return llm_config().get("PROVIDER") != "offline"
+
+
 def chat_model(*, model: str = "") -> ChatModel | None:
     """The configured chat LLM, optionally with another model id (a guru's override); None when offline."""
     config = llm_config()

@@ -96,7 +96,7 @@ def guru_collection_reports(*, gurus: QuerySet[Guru] | None = None) -> list[Coll
 def answerer_kind() -> str:
     """Which answerer writes answers on this install: "llm" (a chat model is configured) or "offline"
     (the extractive answerer: answers are passages quoted from the sources)."""
-    return "offline" if registry.chat_model() is None else "llm"
+    return "llm" if registry.llm_enabled() else "offline"
 
 
 def guru_slug_from_name(name: str) -> str:

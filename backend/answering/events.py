@@ -35,12 +35,12 @@ def delta(text: str) -> AnswerEvent:
     return AnswerEvent(EventKind.DELTA, {"text": text})
 
 
-def error(code: str, detail: str, error_id: str = "") -> AnswerEvent:
-    """A stable code, a sentence for people, and the id under which the cause was logged."""
-    return AnswerEvent(EventKind.ERROR, {"code": code, "detail": detail, "error_id": error_id})
+def error(code: str, msg: str, error_id: str = "") -> AnswerEvent:
+    """A stable code, a sentence for people (`msg`, as in every error body), and the id the cause was logged under."""
+    return AnswerEvent(EventKind.ERROR, {"code": code, "msg": msg, "error_id": error_id})
 
 
 def error_marker(data: dict[str, Any]) -> str:
     """How a raw-markdown stream ends when the answer failed after its first byte: one delimited line."""
     error_id = f" (error id {data['error_id']})" if data.get("error_id") else ""
-    return f"\n\n---\n[OpenGuru error: {data.get('code', 'error')}] {data.get('detail', '')}{error_id}\n"
+    return f"\n\n---\n[OpenGuru error: {data.get('code', 'error')}] {data.get('msg', '')}{error_id}\n"

@@ -17,6 +17,7 @@ class Channel(models.TextChoices):
     WIDGET = "WIDGET", "Widget"
     SLACK = "SLACK", "Slack"
     DISCORD = "DISCORD", "Discord"
+    MCP = "MCP", "MCP (AI agents)"
 
 
 class AnswerState(models.TextChoices):

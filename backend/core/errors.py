@@ -23,6 +23,21 @@ class NotFound(AppError):
     status = 404
 
 
+class Unauthenticated(AppError):
+    code = "unauthenticated"
+    status = 401
+
+
+class Forbidden(AppError):
+    code = "forbidden"
+    status = 403
+
+
+class RateLimited(AppError):
+    code = "rate_limited"
+    status = 429
+
+
 class Conflict(AppError):
     code = "conflict"
     status = 409
@@ -63,7 +78,8 @@ PUBLIC_MESSAGES = {
     Busy.code: "The server is busy right now; please try again in a moment.",
 }
 _KINDS: dict[str, type[AppError]] = {kind.code: kind for kind in (
-    NotFound, Conflict, ModelUnavailable, VectorStoreUnavailable, InternalError, InvalidQuestion, Busy)}
+    NotFound, Unauthenticated, Forbidden, RateLimited, Conflict, ModelUnavailable, VectorStoreUnavailable,
+    InternalError, InvalidQuestion, Busy)}
 
 
 def new_error_id() -> str:

@@ -65,6 +65,7 @@ INSTALLED_APPS = [
     "backend.widget",
     "backend.integrations",
     "backend.dashboard",
+    "backend.channels",
 ]
 
 MIDDLEWARE = [

@@ -49,8 +49,8 @@ def test_a_model_failure_is_a_code_a_sentence_and_an_id(indexed: Guru, with_llm:
     with caplog.at_level(logging.WARNING, logger="backend.answering.services"):
         stream = ask(indexed)
     error = of_kind(stream, EventKind.ERROR)[0]
-    assert set(error) == {"code", "detail", "error_id"} and ERROR_ID.match(str(error["error_id"]))
-    assert error["code"] == "model_unavailable" and error["detail"] == PUBLIC_MESSAGES["model_unavailable"]
+    assert set(error) == {"code", "msg", "error_id"} and ERROR_ID.match(str(error["error_id"]))
+    assert error["code"] == "model_unavailable" and error["msg"] == PUBLIC_MESSAGES["model_unavailable"]
     sent = json.dumps([e.data for e in stream])
     assert "Scripted failure" not in sent and "HTTP" not in sent and "openai" not in sent.lower()
     assert len([r for r in with_llm.script.requests if not r.stream]) == 4  # retried with backoff before giving up
@@ -67,7 +67,7 @@ def test_the_guru_page_shows_the_id_and_the_maintainer_sees_the_cause(
     events = sse_events(b"".join(response))
     assert events[0][0] == "question" and events[-1][0] == "error"
     error = events[-1][1]
-    assert "Scripted" not in json.dumps(events) and error["detail"] == PUBLIC_MESSAGES["model_unavailable"]
+    assert "Scripted" not in json.dumps(events) and error["msg"] == PUBLIC_MESSAGES["model_unavailable"]
     question = _assert_recorded(error, "model_unavailable", "Scripted failure")
     client.force_login(indexed.maintainers.get())
     page = client.get(f"/dashboard/g/docs/questions/{question.pk}/").content.decode()
@@ -81,7 +81,7 @@ def test_a_vector_store_outage_is_vector_store_unavailable(indexed: Guru, settin
     stream = ask(indexed)
     error = of_kind(stream, EventKind.ERROR)[0]
     assert error["code"] == "vector_store_unavailable"
-    assert error["detail"] == PUBLIC_MESSAGES["vector_store_unavailable"] and "Milvus" not in json.dumps(error)
+    assert error["msg"] == PUBLIC_MESSAGES["vector_store_unavailable"] and "Milvus" not in json.dumps(error)
     _assert_recorded(error, "vector_store_unavailable", "Milvus")
 
 

@@ -119,7 +119,7 @@ def test_model_faults_back_off_then_end_with_a_clean_error_event(
     elapsed = time.monotonic() - started
     name, error = events[-1]
     assert name == "error" and error["code"] == "model_unavailable"
-    assert error["detail"] == PUBLIC_MESSAGES["model_unavailable"] and len(error["error_id"]) == 12
+    assert error["msg"] == PUBLIC_MESSAGES["model_unavailable"] and len(error["error_id"]) == 12
     assert "Scripted" not in json.dumps(events) and "timed out" not in json.dumps(events).lower()
     grading = [r for r in with_llm.script.requests if not r.stream]
     assert len(grading) == 4, "the first try and three retries"

@@ -25,6 +25,15 @@ logger = logging.getLogger(__name__)
 BROKER_TIMEOUT_S = 3
 
 
+# Parts other apps add (sources.apps: source counts); core depends on no app, so they are handed in.
+_PARTS: dict[str, Callable[[], list[Metric]]] = {}
+
+
+def register_part(name: str, read: Callable[[], list[Metric]]) -> None:
+    """Serve `read()`'s families in every scrape, reported as `openguru_scrape_part_up{part=name}`."""
+    _PARTS[name] = read
+
+
 def scrape_status(*, address: str, authorization: str) -> int:
     """200 when this client may scrape; else 401 (a token is configured: ask for it) or 403.
 
@@ -61,7 +70,7 @@ class SharedCollector:
     def collect(self) -> Iterator[Metric]:
         up = GaugeMetricFamily("openguru_scrape_part_up", "Whether this part of the scrape could be read (1) or "
                                "not (0; see the web log).", labels=["part"])
-        for part, read in (("store", _store_families), ("broker", _queue_families), ("sources", _source_families)):
+        for part, read in (("store", _store_families), ("broker", _queue_families), *_PARTS.items()):
             families = _attempt(part, read)
             up.add_metric([part], 0 if families is None else 1)
             yield from families or []
@@ -123,14 +132,3 @@ def _unacked(channel: Any) -> int:
         return sum(1 for _ in folder.glob("*/*.msg"))
     # kombu's Redis transport keeps unacknowledged deliveries in one hash (global key prefix applied).
     return int(channel.client.hlen(channel.unacked_key))
-
-
-def _source_families() -> list[Metric]:
-    # Imported here: core serves the endpoint, the sources app owns the query.
-    from backend.sources.selectors import source_totals_by_kind_and_status
-
-    family = GaugeMetricFamily("openguru_sources", "Data sources by kind and ingestion status.",
-                               labels=["kind", "status"])
-    for (kind, status), count in sorted(source_totals_by_kind_and_status().items()):
-        family.add_metric([kind.lower(), status.lower()], count)
-    return [family]

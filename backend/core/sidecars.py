@@ -1,4 +1,4 @@
-"""Throwaway loopback servers (Milvus Lite, Redis, PostgreSQL) for tests and the embedded launcher."""
+"""Loopback server processes the embedded launcher owns (Milvus Lite); tests/support/sidecars.py adds more."""
 
 from __future__ import annotations
 
@@ -6,30 +6,24 @@ import contextlib
 import logging
 import os
 import pwd
-import re
 import shutil
 import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from backend.core.os_user import run_as_kwargs, traversable_by
-from backend.core.pg_probe import postgres_login_ok
+from backend.core.os_user import run_as_kwargs
 
 logger = logging.getLogger(__name__)
 
 LOOPBACK = "127.0.0.1"
-PG_ROLE = "openguru"
-PG_DATABASE = "postgres"
-PG_OS_USER = "postgres"
 _LOG_TAIL_BYTES = 2000
-_POLL_SECONDS = 0.05
+POLL_SECONDS = 0.05
 
 
 class SidecarError(RuntimeError):
@@ -96,13 +90,13 @@ def wait_for_port(
         if proc is not None and proc.poll() is not None:
             raise SidecarError(
                 f"process {proc.pid} exited with status {proc.returncode} before {host}:{port} opened"
-                + _log_tail(log_path)
+                + log_tail(log_path)
             )
         if _port_open(host, port):
             return
         if time.monotonic() >= deadline:
-            raise SidecarError(f"{host}:{port} did not open within {timeout:.1f}s" + _log_tail(log_path))
-        time.sleep(_POLL_SECONDS)
+            raise SidecarError(f"{host}:{port} did not open within {timeout:.1f}s" + log_tail(log_path))
+        time.sleep(POLL_SECONDS)
 
 
 def start_milvus_lite(
@@ -115,10 +109,10 @@ def start_milvus_lite(
 ) -> Sidecar:
     """Run `milvus-lite server` on 127.0.0.1 for `data_dir` (one server per data dir)."""
     binary = milvus_lite_bin or _milvus_lite_binary()
-    port = _pick_port(port)
+    port = pick_port(port)
     data_dir.mkdir(parents=True, exist_ok=True)
     argv = [binary, "server", "--data-dir", str(data_dir), "--host", LOOPBACK, "--port", str(port)]
-    spec = _LaunchSpec(
+    spec = LaunchSpec(
         name="milvus-lite",
         argv=argv,
         url=f"http://{LOOPBACK}:{port}",
@@ -128,68 +122,11 @@ def start_milvus_lite(
         sigint_back=True,
     )
     log_start = spec.log_path.stat().st_size if spec.log_path.exists() else 0
-    return _launch(spec, ready=lambda sidecar: _wait_for_milvus_lite(sidecar, startup_timeout, log_start))
-
-
-def start_redis(
-    *, work_dir: Path, port: int | None = None, startup_timeout: float = 10.0, persistent: bool = False
-) -> Sidecar:
-    """Run a foreground `redis-server` on 127.0.0.1; `persistent` keeps an append-only file in work_dir
-    (as docker-compose does), so a restart on the same work_dir finds its data again."""
-    binary = _require_binary("redis-server", hint="apt-get install redis-server")
-    port = _pick_port(port)
-    work_dir.mkdir(parents=True, exist_ok=True)
-    argv = [
-        binary, "--port", str(port), "--bind", LOOPBACK, "--daemonize", "no",
-        "--save", "", "--appendonly", "yes" if persistent else "no", "--dir", str(work_dir),
-    ]  # fmt: skip
-    url = f"redis://{LOOPBACK}:{port}/0"
-    spec = _LaunchSpec(name="redis", argv=argv, url=url, log_path=work_dir / "redis.log")
-    return _launch(spec, ready=lambda sidecar: _wait_for_sidecar_port(sidecar, startup_timeout))
-
-
-def start_postgres(*, work_dir: Path, port: int | None = None, startup_timeout: float = 30.0) -> Sidecar:
-    """Run a throwaway PostgreSQL cluster on 127.0.0.1 with superuser `openguru` (trust auth, no fsync).
-
-    As root the cluster runs as the `postgres` OS user (initdb refuses root). Its socket directory, and
-    the data directory too when `work_dir` is not reachable by that user, live in a private temp
-    directory that `stop()` removes. An existing cluster in `work_dir/pgdata` is reused.
-    """
-    bin_dir = _postgres_bin_dir()
-    port = _pick_port(port)
-    work_dir.mkdir(parents=True, exist_ok=True)
-    os_user = _postgres_os_user()
-    runtime_dir = Path(tempfile.mkdtemp(prefix="openguru-pg-"))
-    data_dir = work_dir / "pgdata"
-    if os_user is not None and not traversable_by(work_dir, os_user):
-        data_dir = runtime_dir / "pgdata"
-    try:
-        _prepare_postgres_dirs(runtime_dir=runtime_dir, data_dir=data_dir, os_user=os_user)
-        log_path = work_dir / "postgres.log"
-        if not (data_dir / "PG_VERSION").exists():
-            _initdb(bin_dir=bin_dir, data_dir=data_dir, os_user=os_user, log_path=log_path)
-    except BaseException:
-        shutil.rmtree(runtime_dir, ignore_errors=True)
-        raise
-    argv = [
-        str(bin_dir / "postgres"), "-D", str(data_dir), "-p", str(port), "-k", str(runtime_dir),
-        "-c", f"listen_addresses={LOOPBACK}", "-c", "fsync=off",
-        "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
-    ]  # fmt: skip
-    spec = _LaunchSpec(
-        name="postgres",
-        argv=argv,
-        url=f"postgresql://{PG_ROLE}@{LOOPBACK}:{port}/{PG_DATABASE}",
-        log_path=log_path,
-        os_user=os_user,
-        stop_signal=signal.SIGINT,  # "fast" shutdown; SIGTERM ("smart") waits for clients to disconnect
-        cleanup_paths=(runtime_dir,),
-    )
-    return _launch(spec, ready=lambda sidecar: _wait_for_postgres_login(sidecar, startup_timeout))
+    return launch(spec, ready=lambda sidecar: _wait_for_milvus_lite(sidecar, startup_timeout, log_start))
 
 
 @dataclass(frozen=True)
-class _LaunchSpec:
+class LaunchSpec:
     name: str
     argv: list[str]
     url: str
@@ -206,12 +143,12 @@ class _LaunchSpec:
 _SIGINT_BACK = "import os,signal,sys;signal.signal(signal.SIGINT,signal.SIG_DFL);os.execvp(sys.argv[1],sys.argv[1:])"
 
 
-def _argv(spec: _LaunchSpec) -> list[str]:
+def _argv(spec: LaunchSpec) -> list[str]:
     back = spec.sigint_back and signal.getsignal(signal.SIGINT) is signal.SIG_IGN
     return [sys.executable, "-c", _SIGINT_BACK, *spec.argv] if back else spec.argv
 
 
-def _launch(spec: _LaunchSpec, *, ready: Callable[[Sidecar], None]) -> Sidecar:
+def launch(spec: LaunchSpec, *, ready: Callable[[Sidecar], None]) -> Sidecar:
     """Start `spec.argv` in its own session, output to its log; stop it again if it never gets ready."""
     spec.log_path.parent.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
@@ -240,10 +177,10 @@ def _launch(spec: _LaunchSpec, *, ready: Callable[[Sidecar], None]) -> Sidecar:
     return sidecar
 
 
-def _wait_for_sidecar_port(sidecar: Sidecar, timeout: float) -> None:
+def wait_for_sidecar_port(sidecar: Sidecar, timeout: float) -> None:
     wait_for_port(LOOPBACK, sidecar.port, timeout=timeout, proc=sidecar.process, log_path=sidecar.log_path)
     if sidecar.process.poll() is not None:  # someone else owned the port and our server gave up
-        raise SidecarError(f"{sidecar.name} exited right after its port opened" + _log_tail(sidecar.log_path))
+        raise SidecarError(f"{sidecar.name} exited right after its port opened" + log_tail(sidecar.log_path))
 
 
 def _wait_for_milvus_lite(sidecar: Sidecar, timeout: float, log_start: int) -> None:
@@ -252,11 +189,11 @@ def _wait_for_milvus_lite(sidecar: Sidecar, timeout: float, log_start: int) -> N
     It prints its "listening" line just before it enters the block that turns SIGINT into a clean close.
     """
     deadline = time.monotonic() + timeout
-    _wait_for_sidecar_port(sidecar, timeout)
+    wait_for_sidecar_port(sidecar, timeout)
     while b"listening on" not in _log_bytes(sidecar.log_path, log_start):
         if sidecar.process.poll() is not None or time.monotonic() >= deadline:
-            raise SidecarError(f"{sidecar.name} never said it was listening" + _log_tail(sidecar.log_path))
-        time.sleep(_POLL_SECONDS)
+            raise SidecarError(f"{sidecar.name} never said it was listening" + log_tail(sidecar.log_path))
+        time.sleep(POLL_SECONDS)
 
 
 def _log_bytes(log_path: Path, start: int) -> bytes:
@@ -265,84 +202,19 @@ def _log_bytes(log_path: Path, start: int) -> bytes:
         return log_file.read()
 
 
-def _wait_for_postgres_login(sidecar: Sidecar, timeout: float) -> None:
-    """The port opens before recovery ends ("the database system is starting up"), so log in too."""
-    deadline = time.monotonic() + timeout
-    _wait_for_sidecar_port(sidecar, timeout)
-    while not postgres_login_ok(LOOPBACK, sidecar.port, user=PG_ROLE, database=PG_DATABASE):
-        if sidecar.process.poll() is not None or time.monotonic() >= deadline:
-            raise SidecarError(
-                f"postgres on port {sidecar.port} did not accept a login as {PG_ROLE!r} within {timeout:.1f}s"
-                + _log_tail(sidecar.log_path)
-            )
-        time.sleep(_POLL_SECONDS)
-
-
-def _initdb(*, bin_dir: Path, data_dir: Path, os_user: pwd.struct_passwd | None, log_path: Path) -> None:
-    argv = [
-        str(bin_dir / "initdb"), "-D", str(data_dir), "-A", "trust", "-U", PG_ROLE,
-        "-E", "UTF8", "--locale=C", "--no-sync",
-    ]  # fmt: skip
-    started = time.monotonic()
-    with log_path.open("ab") as log_file:
-        result = subprocess.run(
-            argv, stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT,
-            check=False, **run_as_kwargs(os_user, {}),
-        )  # fmt: skip
-    if result.returncode != 0:
-        raise SidecarError(f"initdb failed with status {result.returncode}" + _log_tail(log_path))
-    logger.info("initdb of %s took %.2fs", data_dir, time.monotonic() - started)
-
-
-def _prepare_postgres_dirs(*, runtime_dir: Path, data_dir: Path, os_user: pwd.struct_passwd | None) -> None:
-    data_dir.mkdir(mode=0o700, exist_ok=True)
-    if os_user is not None:
-        for path in (runtime_dir, data_dir):
-            os.chown(path, os_user.pw_uid, os_user.pw_gid)
-
-
-def _postgres_os_user() -> pwd.struct_passwd | None:
-    """None when we are not root; otherwise the OS account the server must run as."""
-    if os.geteuid() != 0:
-        return None
-    try:
-        return pwd.getpwnam(PG_OS_USER)
-    except KeyError:
-        raise SidecarUnavailable(
-            f"running as root, but there is no {PG_OS_USER!r} OS user to run PostgreSQL as "
-            "(apt-get install postgresql creates it)"
-        ) from None
-
-
-def _postgres_bin_dir() -> Path:
-    """The newest /usr/lib/postgresql/<version>/bin, else the directory of `initdb` on PATH."""
-    candidates = [path for path in Path("/usr/lib/postgresql").glob("*/bin") if (path / "initdb").exists()]
-    if candidates:
-        return max(candidates, key=lambda path: _version_key(path.parent.name))
-    initdb = _require_binary("initdb", hint="apt-get install postgresql")
-    bin_dir = Path(initdb).parent
-    if not (bin_dir / "postgres").exists():
-        raise SidecarUnavailable(f"found {initdb} but no postgres next to it; apt-get install postgresql")
-    return bin_dir
-
-
-def _version_key(version: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in re.findall(r"\d+", version))
-
-
 def _milvus_lite_binary() -> str:
     beside = Path(sys.executable).parent / "milvus-lite"
-    return str(beside) if beside.exists() else _require_binary("milvus-lite", hint="pip install milvus-lite")
+    return str(beside) if beside.exists() else require_binary("milvus-lite", hint="pip install milvus-lite")
 
 
-def _require_binary(name: str, *, hint: str) -> str:
+def require_binary(name: str, *, hint: str) -> str:
     path = shutil.which(name)
     if path is None:
         raise SidecarUnavailable(f"{name} is not installed or not on PATH; install it with: {hint}")
     return path
 
 
-def _pick_port(port: int | None) -> int:
+def pick_port(port: int | None) -> int:
     """A fresh port, or `port` if nothing listens on it (else readiness checks would find the squatter)."""
     if port is None:
         return free_port()
@@ -375,11 +247,11 @@ def _wait_for_exit(process: subprocess.Popen[bytes], timeout: float) -> bool:
                 return True
         except ChildProcessError:  # already reaped elsewhere
             return True
-        time.sleep(_POLL_SECONDS)
+        time.sleep(POLL_SECONDS)
     return False
 
 
-def _log_tail(log_path: Path | None) -> str:
+def log_tail(log_path: Path | None) -> str:
     if log_path is None or not log_path.exists():
         return ""
     with log_path.open("rb") as log_file:

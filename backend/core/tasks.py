@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from celery import shared_task
+from celery import current_app, shared_task
+from django.db import transaction
 
 from backend.pipeline.errors import TransientServiceError
 
@@ -26,3 +27,12 @@ def openguru_task(name: str, **options: Any) -> Callable[[Callable[..., Any]], A
     }
     defaults.update(options)
     return shared_task(**defaults)
+
+
+def enqueue_on_commit(name: str, **kwargs: Any) -> None:
+    """After the caller's transaction commits, queue the task registered under `name` with these arguments.
+
+    By name, so a service never imports its app's tasks module, which imports the service (a cycle;
+    .importlinter forbids it). Each app's ready() imports its tasks, so every process knows the name.
+    """
+    transaction.on_commit(lambda: current_app.tasks[name].delay(**kwargs))

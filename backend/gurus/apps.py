@@ -1,4 +1,4 @@
-"""App configuration for gurus; connects the collection-lifecycle signals."""
+"""App configuration for gurus; connects the collection-lifecycle signals and registers its tasks."""
 
 from django.apps import AppConfig
 
@@ -9,4 +9,5 @@ class GurusConfig(AppConfig):
     verbose_name = "Gurus"
 
     def ready(self) -> None:
-        from backend.gurus import checks, signals  # noqa: F401  (registers receivers and checks)
+        # Registers receivers, checks and the tasks services queue by name (core.tasks.enqueue_on_commit).
+        from backend.gurus import checks, signals, tasks  # noqa: F401

@@ -12,6 +12,7 @@ from django.db import IntegrityError, transaction
 
 from backend.adapters import registry
 from backend.core.errors import AppError, Conflict
+from backend.core.tasks import enqueue_on_commit
 from backend.gurus.models import CollectionStatus, Guru, VectorCollection
 from backend.pipeline.errors import PermanentServiceError, TransientServiceError
 
@@ -37,18 +38,12 @@ def guru_collection_schedule_sync(*, guru: Guru) -> None:
     ).exists()
     if in_step:
         return
-    from backend.gurus.tasks import guru_collection_sync as guru_collection_sync_task
-
-    guru_id = guru.pk
-    transaction.on_commit(lambda: guru_collection_sync_task.delay(guru_id=guru_id))
+    enqueue_on_commit("gurus.collection_sync", guru_id=guru.pk)
 
 
 def guru_collection_schedule_drop(*, guru: Guru) -> None:
     """After the guru's deletion commits, drop its collection (whatever its name) and files."""
-    from backend.gurus.tasks import guru_collection_drop as guru_collection_drop_task
-
-    guru_id, name = guru.pk, collection_name_for(guru.slug)
-    transaction.on_commit(lambda: guru_collection_drop_task.delay(guru_id=guru_id, collection_names=[name]))
+    enqueue_on_commit("gurus.collection_drop", guru_id=guru.pk, collection_names=[collection_name_for(guru.slug)])
 
 
 def _record_failure(*, guru_id: int, name: str, dimension: int, error: str) -> None:
@@ -102,18 +97,16 @@ def guru_collection_sync(*, guru_id: int) -> None:
     )
 
 
-def guru_reembed(*, guru_id: int) -> int:
-    """Rebuild the guru's collection for the configured embedder; returns how many sources must re-index.
+def guru_collection_rebuild(*, guru_id: int) -> bool:
+    """Drop the guru's collection and create it again for the configured embedder; False: no such guru.
 
-    The old vectors cannot be converted, so the collection is dropped and created again at the new
-    dimension, and every source goes back to PENDING so ingestion writes it again. Idempotent. The
-    caller holds the guru's collection lock.
+    The old vectors cannot be converted, so the collection is created empty at the new dimension; the
+    caller (sources.services.source_reembed_guru) then puts every source back to be indexed. Idempotent.
+    The caller holds the guru's collection lock.
     """
-    from backend.sources.services import source_mark_for_reindex
-
     guru = Guru.objects.filter(pk=guru_id).first()
     if guru is None:
-        return 0
+        return False
     name = collection_name_for(guru.slug)
     record = VectorCollection.objects.filter(guru_id=guru_id).first()
     store = registry.vector_store()
@@ -121,7 +114,7 @@ def guru_reembed(*, guru_id: int) -> int:
         store.drop_collection(old)
     VectorCollection.objects.filter(guru_id=guru_id).delete()
     guru_collection_sync(guru_id=guru_id)
-    return source_mark_for_reindex(guru_id=guru_id, reason="Waiting to be re-embedded for the new embedder.")
+    return True
 
 
 def guru_collection_drop(*, guru_id: int, collection_names: list[str]) -> None:

@@ -14,8 +14,8 @@ from backend.adapters.github.links import blob_link, repo_name
 from backend.adapters.github.repo import language_for
 from backend.pipeline.chunking import TextChunk, chunk_id
 from backend.pipeline.ingest_types import ContentType, Document, RepoFile, RepoSnapshot
-from backend.sources.indexing import INCREMENTAL_GENERATION, Progress
 from backend.sources.models import DataSource, GithubFile
+from backend.sources.progress import INCREMENTAL_GENERATION, Progress
 from backend.sources.validation import token_for
 from backend.sources.writer import ChunkWriter, WriteResult
 

@@ -4,36 +4,20 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 
 from backend.adapters import registry
 from backend.pipeline.budget import IngestBudget
 from backend.pipeline.chunking import TextChunk
 from backend.pipeline.errors import PermanentServiceError
-from backend.pipeline.ingest_types import ContentType, Document, FetchedPage, Segment, Transcript
+from backend.pipeline.ingest_types import Document, Segment, Transcript
 from backend.pipeline.youtube_urls import parse_youtube_url, video_link
-from backend.sources.indexing import Progress
 from backend.sources.models import DataSource, SourceKind
+from backend.sources.plans import Plan
+from backend.sources.progress import Progress
 from backend.sources.writer import ChunkWriter, PageRecord, WriteResult
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass
-class Plan:
-    """The units a source consists of, loaded lazily, and the units that failed on their own (filled as loaded)."""
-
-    total: int
-    documents: Iterator[Document]
-    title: str = ""
-    failures: list[tuple[str, str]] = field(default_factory=list)
-    multi_page: bool = False
-    """A sitemap or crawl: the run records each page (sources.SourcePage) and names the source after the site."""
-    total_now: Callable[[], int] | None = None
-    """For plans that discover units while loading (a crawl): the current estimate, exact once consumed."""
-    notes: list[str] = field(default_factory=list)
-    """What the maintainer must know although nothing failed (a playlist cut at its limit)."""
 
 
 def transcript_document(transcript: Transcript) -> Document:
@@ -73,11 +57,6 @@ def _youtube_plan(source: DataSource, plan_failures: list[tuple[str, str]]) -> P
                 plan_failures.append((video_link(video_id), str(exc)))
 
     return Plan(total=len(video_ids), documents=documents(), failures=plan_failures, notes=notes)
-
-
-def page_document(page: FetchedPage) -> Document:
-    return Document(key=page.final_url or page.url, text=page.markdown, title=page.title,
-                    link=page.final_url or page.url, content_type=ContentType.MARKDOWN)
 
 
 def _pdf_plan(source: DataSource, budget: IngestBudget | None) -> Plan:

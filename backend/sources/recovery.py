@@ -14,12 +14,13 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import timedelta
 
-from django.db import connections, transaction
+from django.db import connections
 from django.db.models import F, Q
 from django.utils import timezone
 
 from backend.adapters import registry
 from backend.core.locks import Held, LockNotAcquired, cache_lock
+from backend.core.tasks import enqueue_on_commit
 from backend.gurus.models import CollectionStatus, VectorCollection
 from backend.sources.models import DataSource, SourceKind, SourceStatus
 
@@ -133,9 +134,6 @@ def _recover(source: DataSource) -> int:
         return 0
     if not current.update(status=SourceStatus.PENDING, heartbeat_at=timezone.now(), recoveries=F("recoveries") + 1):
         return 0  # it moved on meanwhile
-    from backend.sources.tasks import source_index as source_index_task
-
-    source_id = source.pk
-    transaction.on_commit(lambda: source_index_task.delay(source_id=source_id, run=run))
-    logger.warning("source %s run %s had no live task (was %s); re-queued", source_id, run, source.status)
+    enqueue_on_commit("sources.index", source_id=source.pk, run=run)
+    logger.warning("source %s run %s had no live task (was %s); re-queued", source.pk, run, source.status)
     return 1

@@ -16,7 +16,9 @@ from django.utils import timezone
 
 from backend.adapters import registry
 from backend.core.errors import Conflict
+from backend.core.tasks import enqueue_on_commit
 from backend.gurus.models import Guru
+from backend.gurus.services import guru_collection_rebuild
 from backend.pipeline.youtube_urls import parse_youtube_url
 from backend.sources.models import DataSource, SourceKind, SourceStatus
 from backend.sources.validation import InvalidSource as InvalidSource  # re-exported: callers catch it from here
@@ -110,11 +112,8 @@ def source_schedule_index(*, source: DataSource) -> int:
         heartbeat_at=timezone.now(), recoveries=0,
     )
     source.refresh_from_db(fields=["generation", "status"])
-    from backend.sources.tasks import source_index as source_index_task
-
-    source_id, run = source.pk, source.generation
-    transaction.on_commit(lambda: source_index_task.delay(source_id=source_id, run=run))
-    return run
+    enqueue_on_commit("sources.index", source_id=source.pk, run=source.generation)
+    return source.generation
 
 
 def source_mark_crashed(*, source_id: int, run: int, exc: BaseException) -> None:
@@ -147,15 +146,21 @@ def source_mark_for_reindex(*, guru_id: int, reason: str) -> int:
     return len(sources)
 
 
+def source_reembed_guru(*, guru_id: int) -> int:
+    """Rebuild the guru's collection for the configured embedder and re-index every source; returns how many.
+
+    The caller holds the guru's collection lock (gurus.services.collection_lock_name).
+    """
+    if not guru_collection_rebuild(guru_id=guru_id):
+        return 0
+    return source_mark_for_reindex(guru_id=guru_id, reason="Waiting to be re-embedded for the new embedder.")
+
+
 def source_delete(*, source: DataSource) -> None:
     """Delete a source; after commit a task removes its vectors, stored file and repository checkout."""
-    from backend.sources.tasks import source_cleanup as source_cleanup_task
-
     source_id, guru_id, file_name = source.pk, source.guru_id, source.file.name or ""
     source.delete()  # GithubFile rows cascade
-    transaction.on_commit(
-        lambda: source_cleanup_task.delay(source_id=source_id, guru_id=guru_id, file_name=file_name)
-    )
+    enqueue_on_commit("sources.cleanup", source_id=source_id, guru_id=guru_id, file_name=file_name)
 
 
 def source_cleanup(*, source_id: int, guru_id: int, file_name: str) -> None:

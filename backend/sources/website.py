@@ -11,8 +11,8 @@ from backend.adapters import registry
 from backend.pipeline.discovery import Crawl, CrawlLimits, RobotsRules, discover_from_sitemap, robots_for
 from backend.pipeline.errors import PermanentServiceError
 from backend.pipeline.ingest_types import Document
-from backend.sources.loaders import Plan, page_document
 from backend.sources.models import DataSource
+from backend.sources.plans import Plan, page_document
 
 
 def _limits(source: DataSource) -> tuple[int, int]:

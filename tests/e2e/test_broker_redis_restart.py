@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from backend.core.sidecars import start_redis
 from tests.support.broker_processes import broker_env, publish, recorded, start_worker, stop, wait_for
+from tests.support.sidecars import start_redis
 
 pytestmark = [
     pytest.mark.production_profile,

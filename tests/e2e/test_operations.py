@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from backend.core.sidecars import _postgres_bin_dir
 from tests.e2e.operations_support import ADMIN_PASSWORD, Install, ask, create_database, drop_collections, drop_database
 from tests.fakes.pdfs import write_pdf
 from tests.support.product import Browser, eventually, launch, manage, stop
+from tests.support.sidecars import postgres_bin_dir
 
 pytestmark = [
     pytest.mark.production_profile,
@@ -106,7 +106,7 @@ def test_backup_wipe_restore_answers_the_same(embedded: Embedded, tmp_path: Path
         install.start()
         first = ask(install.url, "celery", Q1)
 
-        pg_bin = _postgres_bin_dir()  # the commands docs/operations.md gives, against this install
+        pg_bin = postgres_bin_dir()  # the commands docs/operations.md gives, against this install
         subprocess.run([pg_bin / "pg_dump", "--format=custom", "--file", backup / "db.dump", database], check=True)
         out = install.manage("export_data", "--vectors-only", str(backup / "vectors.zip")).stdout
         assert re.search(rf"vectors of celery\s+{embedded.chunks}", out)

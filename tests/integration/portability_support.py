@@ -18,10 +18,10 @@ from backend.adapters import registry
 from backend.answering.models import Question
 from backend.answering.services import AskRequest, answer_stream
 from backend.api.services import api_key_create
-from backend.core.portability.catalog import EXPORTED, NATURAL
 from backend.core.services import settings_update
 from backend.gurus.models import Guru, VectorCollection
 from backend.integrations.models import Integration, IntegrationKind, Thread
+from backend.portability.catalog import EXPORTED, NATURAL
 from backend.sources.models import DataSource, SourceKind, SourceStatus, Summarization
 from backend.sources.services import source_create
 from backend.widget.services import widget_id_create

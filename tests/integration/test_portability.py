@@ -18,9 +18,9 @@ from pytest_django.fixtures import Settings as SettingsWrapper
 from backend.adapters import registry
 from backend.adapters.vector_store.milvus import MilvusVectorStore
 from backend.core.fields import decrypt_text
-from backend.core.portability.catalog import EXPORTED, LEFT_OUT
 from backend.gurus.models import Guru, VectorCollection
 from backend.integrations.models import Integration
+from backend.portability.catalog import EXPORTED, LEFT_OUT
 from backend.retrieval.services import retrieve
 from backend.sources.models import DataSource, SourceStatus
 from tests.factories import GuruFactory
@@ -235,7 +235,7 @@ def _rewritten(source: Path, target: Path, *, version: int = 1, extra_migration:
 
 
 def _other_key(tmp_path: Path) -> Path:
-    from backend.core.portability.secretbox import SecretBox
+    from backend.portability.secretbox import SecretBox
 
     path = tmp_path / "other.key"
     SecretBox.new().write(path)

@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from backend.core.sidecars import Sidecar, free_port, start_milvus_lite, start_postgres, start_redis, wait_for_port
+from backend.core.sidecars import Sidecar, free_port, start_milvus_lite, wait_for_port
+from tests.support.sidecars import start_postgres, start_redis
 from tests.support.topology_compose import LOOPBACK, NGINX_ADDRESS, REPO, Plan, compose_default, plan_processes
 from tests.support.topology_nginx import NginxSite, nginx_argv, nginx_binary, write_config
 

@@ -66,6 +66,7 @@ INSTALLED_APPS = [
     "backend.integrations",
     "backend.dashboard",
     "backend.channels",
+    "backend.portability",
 ]
 
 MIDDLEWARE = [

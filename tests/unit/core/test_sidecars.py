@@ -22,10 +22,9 @@ from backend.core.sidecars import (
     SidecarUnavailable,
     free_port,
     start_milvus_lite,
-    start_postgres,
-    start_redis,
     wait_for_port,
 )
+from tests.support.sidecars import start_postgres, start_redis
 
 pytestmark = pytest.mark.slow  # starts real server processes
 

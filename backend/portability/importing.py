@@ -20,9 +20,9 @@ from django.core.management.color import no_style
 from django.db import IntegrityError, connection, transaction
 
 from backend.core.fields import EncryptedTextField
-from backend.core.portability.archive import KIND_VECTORS, ArchiveError, ArchiveReader
-from backend.core.portability.catalog import EXPORTED, MEDIA_FIELDS, NATURAL
-from backend.core.portability.replace import (
+from backend.portability.archive import KIND_VECTORS, ArchiveError, ArchiveReader
+from backend.portability.catalog import EXPORTED, MEDIA_FIELDS, NATURAL
+from backend.portability.replace import (
     check_no_pending_drops,
     check_schema,
     content_counts,
@@ -30,8 +30,8 @@ from backend.core.portability.replace import (
     remove_clones,
     wipe_content,
 )
-from backend.core.portability.secretbox import SEALED_PREFIX, SecretBox, key_file_for
-from backend.core.portability.vectors import VectorResult, check_targets, import_vectors
+from backend.portability.secretbox import SEALED_PREFIX, SecretBox, key_file_for
+from backend.portability.vectors import VectorResult, check_targets, import_vectors
 
 
 @dataclass(frozen=True)

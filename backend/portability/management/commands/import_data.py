@@ -8,8 +8,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from backend.core.locks import LockNotAcquired
-from backend.core.portability.archive import ArchiveError
-from backend.core.portability.importing import ImportOptions, ImportReport, import_install
+from backend.portability.archive import ArchiveError
+from backend.portability.importing import ImportOptions, ImportReport, import_install
 
 
 class Command(BaseCommand):

@@ -14,11 +14,11 @@ from django.db.migrations.executor import MigrationExecutor
 from django.db.models.signals import post_delete
 
 from backend.core.locks import cache_lock
-from backend.core.portability.archive import ArchiveError
-from backend.core.portability.catalog import CONTENT
 from backend.gurus import signals
 from backend.gurus.models import Guru, VectorCollection
 from backend.gurus.services import collection_lock_name, collection_name_for, guru_collection_drop
+from backend.portability.archive import ArchiveError
+from backend.portability.catalog import CONTENT
 
 LOCK_WAIT_S = 120
 

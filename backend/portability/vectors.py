@@ -13,11 +13,11 @@ from typing import Any
 
 from backend.adapters import registry
 from backend.core.locks import cache_lock
-from backend.core.portability.archive import ArchiveError, ArchiveReader, ArchiveWriter, chunk_row, dumps, row_chunk
 from backend.gurus.models import Guru, VectorCollection
-from backend.gurus.services import collection_lock_name, collection_name_for, guru_collection_sync, guru_reembed
+from backend.gurus.services import collection_lock_name, collection_name_for, guru_collection_sync
+from backend.portability.archive import ArchiveError, ArchiveReader, ArchiveWriter, chunk_row, dumps, row_chunk
 from backend.sources.models import DataSource
-from backend.sources.services import source_schedule_index
+from backend.sources.services import source_reembed_guru, source_schedule_index
 
 SCAN_BATCH = 256  # measured: 1,000-row pages let the export grow 26 MB over 15k chunks, 256 stay flat
 WRITE_BATCH = 500
@@ -90,8 +90,8 @@ def _import_guru(reader: ArchiveReader, guru: Guru, entry: dict[str, Any], *, em
                  replace: bool) -> VectorResult:
     name = collection_name_for(guru.slug)
     if entry["embedder"] != embedder_id or entry["dimension"] != registry.embedder().dimension:
-        # guru_reembed drops what is there, creates the collection for this embedder and queues every source.
-        guru_reembed(guru_id=guru.pk)
+        # source_reembed_guru drops what is there, creates the collection for this embedder, queues every source.
+        source_reembed_guru(guru_id=guru.pk)
         return VectorResult(guru.slug, name, 0, "re-indexing", list(guru.sources.values_list("pk", flat=True)))
     store = registry.vector_store()
     if replace:

@@ -7,9 +7,10 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from backend.core.locks import cache_lock
-from backend.gurus import services
 from backend.gurus.models import Guru
 from backend.gurus.selectors import guru_collection_reports
+from backend.gurus.services import collection_lock_name
+from backend.sources.services import source_reembed_guru
 
 
 class Command(BaseCommand):
@@ -36,6 +37,6 @@ class Command(BaseCommand):
         if not options["yes"] and input("Continue? [y/N] ").strip().lower() != "y":
             raise CommandError("Aborted.")
         for guru in gurus:
-            with cache_lock(services.collection_lock_name(guru.pk), wait=60):
-                count = services.guru_reembed(guru_id=guru.pk)
+            with cache_lock(collection_lock_name(guru.pk), wait=60):
+                count = source_reembed_guru(guru_id=guru.pk)
             self.stdout.write(f"{guru.slug}: collection rebuilt; {count} source(s) marked PENDING for re-indexing.")

@@ -7,8 +7,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from backend.core.portability.archive import KIND_VECTORS
-from backend.core.portability.exporting import export_install
+from backend.portability.archive import KIND_VECTORS
+from backend.portability.exporting import export_install
 
 
 class Command(BaseCommand):

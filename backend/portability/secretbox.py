@@ -13,7 +13,7 @@ from pathlib import Path
 
 from cryptography.fernet import Fernet, InvalidToken
 
-from backend.core.portability.archive import ArchiveError
+from backend.portability.archive import ArchiveError
 
 SEALED_PREFIX = "archive-fernet:"
 _CHECK = b"openguru-archive-key"

@@ -17,10 +17,10 @@ from django.db.migrations.recorder import MigrationRecorder
 from django.utils import timezone
 
 from backend.core.fields import EncryptedTextField
-from backend.core.portability.archive import KIND_FULL, KIND_VECTORS, ArchiveWriter, dumps
-from backend.core.portability.catalog import EXPORTED, MEDIA_FIELDS, NATURAL
-from backend.core.portability.secretbox import SecretBox, key_file_for
-from backend.core.portability.vectors import export_vectors
+from backend.portability.archive import KIND_FULL, KIND_VECTORS, ArchiveWriter, dumps
+from backend.portability.catalog import EXPORTED, MEDIA_FIELDS, NATURAL
+from backend.portability.secretbox import SecretBox, key_file_for
+from backend.portability.vectors import export_vectors
 
 BATCH = 500
 

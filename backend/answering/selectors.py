@@ -7,12 +7,15 @@ import json
 from functools import cache
 from pathlib import Path
 
+from django.db.models import Q
+
 from backend.adapters import registry
 from backend.answering.models import AnswerState, Binge, Question
 from backend.core.selectors import settings_get
 from backend.gurus.models import Guru
 from backend.pipeline import answerer_llm, answerer_offline, contexts, prompts, sanitize
 from backend.pipeline.answer_types import Turn
+from backend.pipeline.understanding import normalise_question
 from backend.sources.models import DataSource
 
 
@@ -72,3 +75,17 @@ def cached_answer(guru: Guru, *, normalized_question: str, version: str, fingerp
         .order_by("-created_at")
         .first()
     )
+
+
+def answered_question(guru: Guru, text: str, *, session_id: str | None = None,
+                      channel: str | None = None) -> Question | None:
+    """The latest complete answer to this question text (Gurubase's `fetch_existing`): in this conversation
+    when one is given, and from this channel only when one is given (a widget must not read API answers)."""
+    found = Question.objects.select_related("guru").filter(
+        Q(user_question__iexact=normalise_question(text)) | Q(question__iexact=text.strip()), guru=guru,
+        state=AnswerState.COMPLETE).exclude(content="")
+    if session_id:
+        found = found.filter(binge_id=session_id)
+    if channel:
+        found = found.filter(channel=channel)
+    return found.order_by("-updated_at", "-pk").first()

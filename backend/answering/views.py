@@ -2,43 +2,46 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET, require_POST
 
-from backend.answering.feedback import feedback_set, parse_feedback, session_question
+from backend.answering.access import Asker, guru_for_asker
+from backend.answering.feedback import parse_vote, vote_record
 from backend.answering.links import replay_events, shared_question
 from backend.answering.models import Channel
-from backend.answering.services import AskRequest, answer_stream
-from backend.answering.streaming import AnswerPump, is_error
-from backend.answering.validation import clean_question
-from backend.core.errors import InvalidQuestion, NotFound, status_for
+from backend.answering.services import AskRequest
+from backend.channels import encoders, serve
+from backend.channels.errors import error_response
+from backend.channels.request import json_object, question_input
+from backend.core.errors import AppError, Forbidden, NotFound, RequestError
 from backend.core.ratelimit import client_ip, hit
 from backend.gurus.examples import guru_example_texts
 from backend.gurus.icons import guru_icon_src
 from backend.gurus.models import Guru
-from backend.pipeline.llm_types import CancelToken
 from backend.sources.models import DataSource
 
-MAX_BODY_BYTES = 16 * 1024
-SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+
+def _askable(request: HttpRequest, slug: str) -> Guru:
+    """The guru if this visitor may ask it (the rule every channel shares); AppError otherwise."""
+    return guru_for_asker(slug, Asker(user=request.user))
 
 
 def _visible_guru(request: HttpRequest, slug: str) -> Guru:
-    guru = get_object_or_404(Guru, slug=slug, active=True)
-    user = request.user
-    if guru.private and not (user.is_authenticated
-                             and (user.is_superuser or guru.maintainers.filter(pk=user.pk).exists())):
-        raise PermissionDenied("This guru is private.")
-    return guru
+    """`_askable` for the HTML pages, whose refusals are Django's 404 and 403 pages."""
+    try:
+        return _askable(request, slug)
+    except NotFound as exc:
+        raise Http404(exc.detail) from exc
+    except Forbidden as exc:
+        raise PermissionDenied(exc.detail) from exc
 
 
 @require_GET
@@ -78,99 +81,31 @@ def source_file(request: HttpRequest, source_id: int) -> FileResponse:
     return FileResponse(source.file.open("rb"), content_type="application/pdf", filename=name)
 
 
-def _error(code: str, detail: str, status: int, error_id: str = "", **headers: str) -> JsonResponse:
-    body = {"code": code, "detail": detail, **({"error_id": error_id} if error_id else {})}
-    response = JsonResponse(body, status=status)
-    for name, value in headers.items():
-        response[name] = value
-    return response
-
-
-def _json_object(request: HttpRequest) -> dict[str, Any] | JsonResponse:
-    """The request's JSON object body, or the error response to send instead."""
-    if len(request.body) > MAX_BODY_BYTES:
-        return _error("too_large", "The request body is too large.", 413)
-    try:
-        data = json.loads(request.body or b"{}")
-    except ValueError:  # not JSON, or not UTF-8 text at all
-        return _error("invalid_json", "The body must be JSON.", 400)
-    if not isinstance(data, dict):
-        return _error("invalid_json", "The body must be a JSON object.", 400)
-    return data
-
-
-def _parse(request: HttpRequest) -> dict[str, Any] | JsonResponse:
-    data = _json_object(request)
-    if isinstance(data, JsonResponse):
-        return data
-    try:
-        question = clean_question(data.get("question"))
-    except InvalidQuestion as exc:
-        return _error(exc.code, exc.detail, exc.status)
-    session_id = data.get("session_id")
-    if session_id is not None and not isinstance(session_id, str):
-        return _error("invalid_session", "`session_id` must be a string.", 400)
-    return {"question": question, "session_id": session_id or None}
-
-
 async def guru_ask(request: HttpRequest, slug: str) -> HttpResponseBase:
     """POST {question, session_id?} → text/event-stream of question, status, references, delta, done."""
-    if request.method != "POST":
-        return _error("method_not_allowed", "Use POST.", 405)
-    user = await request.auser()
-    request.user = user
-    guru = await sync_to_async(_visible_guru)(request, slug)
-    parsed = _parse(request)
-    if isinstance(parsed, JsonResponse):
-        return parsed
-    decision = await sync_to_async(hit)(f"web:{client_ip(request)}", limit=settings.OPENGURU_WEB_RATE_LIMIT)
-    if not decision.allowed:
-        return _error("rate_limited", "Too many questions; please wait a moment.", 429,
-                      **{"Retry-After": str(decision.retry_after)})
-    ask = AskRequest(guru=guru, question=parsed["question"], channel=Channel.WEB,
-                     session_id=parsed["session_id"], user=user)
-    cancel = CancelToken()
-    pump = AnswerPump(lambda: answer_stream(ask, cancel=cancel), cancel)
-    first = await pump.first()
-    if is_error(first):
-        # Nothing was sent yet: the error gets its real status (an unknown session is a 404).
-        code = first.data["code"]
-        return _error(code, first.data["detail"], status_for(code), first.data.get("error_id", ""))
-    return StreamingHttpResponse(pump.body(first), content_type="text/event-stream", headers=SSE_HEADERS)
-
-
-def _parse_feedback(request: HttpRequest) -> tuple[int, str, int | None] | JsonResponse:
-    data = _json_object(request)
-    if isinstance(data, JsonResponse):
-        return data
-    question_id, session_id = data.get("question_id"), data.get("session_id")
-    if not isinstance(question_id, int) or isinstance(question_id, bool) or question_id < 1:
-        return _error("invalid_question", "Send the answer's `question_id`.", 400)
-    if not isinstance(session_id, str) or len(session_id) > 64:
-        return _error("invalid_session", "Send the conversation's `session_id`.", 400)
     try:
-        value = parse_feedback(data.get("feedback"))
-    except ValueError as exc:
-        return _error("invalid_feedback", str(exc), 400)
-    return question_id, session_id, value
+        if request.method != "POST":
+            raise RequestError(405, "method_not_allowed", "Use POST.", {"Allow": "POST"})
+        request.user = await request.auser()
+        guru = await sync_to_async(_askable)(request, slug)
+        params = question_input(json_object(request))
+        decision = await sync_to_async(hit)(f"web:{client_ip(request)}", limit=settings.OPENGURU_WEB_RATE_LIMIT)
+        if not decision.allowed:
+            raise RequestError(429, "rate_limited", "Too many questions; please wait a moment.",
+                               {"Retry-After": str(decision.retry_after)})
+        ask = AskRequest(guru=guru, question=params.question, channel=Channel.WEB, session_id=params.session_id,
+                         user=request.user)
+        return await serve.stream(ask, encoders.sse)
+    except AppError as exc:
+        return error_response(exc)
 
 
 @require_POST
 def guru_feedback(request: HttpRequest, slug: str) -> JsonResponse:
     """POST {question_id, session_id, feedback: 1 | -1 | null} → the vote as stored."""
-    guru = _visible_guru(request, slug)
-    parsed = _parse_feedback(request)
-    if isinstance(parsed, JsonResponse):
-        return parsed
-    limit = settings.OPENGURU_FEEDBACK_RATE_LIMIT
-    decision = hit(f"feedback:{client_ip(request)}", limit=limit)
-    if not decision.allowed:
-        return _error("rate_limited", "Too many votes; please wait a moment.", 429,
-                      **{"Retry-After": str(decision.retry_after)})
-    question_id, session_id, value = parsed
     try:
-        question = session_question(guru=guru, question_id=question_id, session_id=session_id)
-    except NotFound as exc:
-        return _error(exc.code, exc.detail, 404)
-    feedback_set(question=question, value=value)
-    return JsonResponse({"question_id": question.pk, "feedback": value})
+        guru = _askable(request, slug)
+        question = vote_record(guru=guru, vote=parse_vote(json_object(request)), client=client_ip(request))
+    except AppError as exc:
+        return error_response(exc)
+    return JsonResponse({"question_id": question.pk, "feedback": question.feedback})

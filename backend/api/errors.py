@@ -1,4 +1,4 @@
-"""One error shape for the API: {"code": stable_code, "msg": human message[, "errors": field details]}."""
+"""The API's errors in the one error shape: {"code": stable_code, "msg": human message[, "detail": field errors]}."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
+from backend.channels.errors import error_body, error_headers
 from backend.core.errors import AppError
 
 _CODES: dict[type[exceptions.APIException], str] = {
@@ -64,8 +65,7 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
     """DRF exceptions, our AppErrors and oversized bodies, all as JSON with a stable code."""
     if isinstance(exc, AppError):
         # error_id: the id the cause was logged (and recorded) under; never the cause itself.
-        extra = {"error_id": exc.error_id} if exc.error_id else {}
-        return Response({"code": exc.code, "msg": exc.detail, **extra}, status=exc.status)
+        return Response(error_body(exc), status=exc.status, headers=error_headers(exc))
     oversized = oversized_input(exc)
     if oversized is not None:
         return Response(oversized[1], status=oversized[0])
@@ -77,6 +77,6 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
     code = next((c for kind, c in _CODES.items() if isinstance(exc, kind)), exc.default_code)
     body: dict[str, Any] = {"code": code, "msg": _message(exc.detail)}
     if isinstance(exc, exceptions.ValidationError) and isinstance(exc.detail, dict):
-        body["errors"] = exc.detail
+        body["detail"] = exc.detail  # the field errors, as every channel's `detail`
     response.data = body
     return response

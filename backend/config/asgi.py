@@ -38,5 +38,10 @@ class TrustedProxies:
         await middleware(scope, receive, send)
 
 
+django_application = get_asgi_application()  # sets Django up: the MCP mount below imports models
+
+from backend.channels.mcp.http import McpMount  # noqa: E402
+
+# McpMount: /mcp/ is the MCP server (backend/channels/mcp/); it runs the SDK's session manager for the lifespan.
 # MetricsLifespan: the lifespan shutdown publishes the process's last metric counts (backend/core/metrics_asgi.py).
-application = TrustedProxies(MetricsLifespan(get_asgi_application()))
+application = TrustedProxies(McpMount(MetricsLifespan(django_application)))

@@ -18,6 +18,22 @@ class AppError(Exception):
         self.error_id = error_id
 
 
+class RequestError(AppError):
+    """A refusal with its own status and code, e.g. a malformed request, with optional headers and `extra`
+    (structured detail such as field errors) for the response body."""
+
+    def __init__(self, status: int, code: str, msg: str, headers: dict[str, str] | None = None, *,
+                 error_id: str = "", extra: object = None) -> None:
+        super().__init__(msg, error_id=error_id)
+        self.status, self.code = status, code
+        self.headers = dict(headers or {})
+        self.extra = extra
+
+    @property
+    def msg(self) -> str:
+        return self.detail
+
+
 class NotFound(AppError):
     code = "not_found"
     status = 404

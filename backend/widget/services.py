@@ -2,22 +2,17 @@
 
 from __future__ import annotations
 
-import uuid
-from dataclasses import dataclass, field
-
-from django.conf import settings
 from django.core.exceptions import DisallowedHost
 from django.db import transaction
-from django.db.models import Q
 from django.http import HttpRequest
 
+from backend.answering.access import Asker, guru_check
 from backend.answering.citations import citations_record
-from backend.answering.feedback import feedback_set, parse_feedback, session_question
+from backend.answering.feedback import Vote, vote_record
 from backend.answering.models import AnswerState, Binge, Channel, Question
-from backend.core.errors import NotFound
+from backend.core.errors import RequestError
 from backend.core.ratelimit import client_ip, hit
 from backend.gurus.models import Guru
-from backend.pipeline.understanding import normalise_question
 from backend.widget.models import KEY_MAX_LENGTH, WidgetId
 from backend.widget.origins import canonical_patterns, origin_allowed, parse_origin
 
@@ -26,21 +21,14 @@ _COPIED_FIELDS = ("user_question", "question", "slug", "intent", "answer_length"
                   "trust_score", "out_of_context", "sources_version")
 
 
-@dataclass(eq=False)
-class WidgetError(Exception):
-    """A refusal shown to the widget as `{"code", "msg", "error"}` with this status."""
+class WidgetError(RequestError):
+    """A refusal shown to the widget in the one error shape (plus Gurubase's `error`) with this status."""
 
-    status: int
-    code: str
-    msg: str
-    headers: dict[str, str] = field(default_factory=dict)
-    cors: bool = True
-    """False when the Origin itself is refused: the browser must not let the page read the answer."""
-    error_id: str = ""
-    """Set when the cause was logged (and recorded on the question) under this id."""
-
-    def __str__(self) -> str:
-        return self.msg
+    def __init__(self, status: int, code: str, msg: str, headers: dict[str, str] | None = None, *,
+                 cors: bool = True, error_id: str = "") -> None:
+        super().__init__(status, code, msg, headers, error_id=error_id)
+        # False when the Origin itself is refused: the browser must not let the page read the answer.
+        self.cors = cors
 
 
 def widget_key(request: HttpRequest) -> str:
@@ -90,6 +78,8 @@ def widget_for_request(request: HttpRequest) -> WidgetId:
         shown = origin[:200] if origin and origin != "null" else "a page without an origin"
         raise WidgetError(403, "origin_not_allowed", f"This widget is not allowed on {shown}; add the origin to "
                                                      "the widget's allowed origins.", cors=False)
+    # The id and its origin make a grant for the widget's guru: what it opens is the rule every channel shares.
+    guru_check(widget.guru, Asker(grant_guru_id=widget.guru_id))
     return widget
 
 
@@ -115,21 +105,6 @@ def check_rate(widget: WidgetId, request: HttpRequest) -> None:
                           {"Retry-After": str(overall.retry_after)})
 
 
-def binge_id_or_none(guru: Guru, value: object) -> str | None:
-    """A conversation id of this guru as a string; 400/404 for anything else."""
-    if value in (None, ""):
-        return None
-    try:
-        binge_id = uuid.UUID(str(value)) if isinstance(value, str) else None
-    except ValueError:
-        binge_id = None
-    if binge_id is None:
-        raise WidgetError(400, "invalid_binge", "`binge_id` must be a conversation id (a UUID string).")
-    if not Binge.objects.filter(pk=binge_id, guru=guru).exists():
-        raise WidgetError(404, "not_found", "No conversation with this id for this guru.")
-    return str(binge_id)
-
-
 @transaction.atomic
 def widget_binge_create(widget: WidgetId, root_slug: str) -> Binge:
     """A new widget conversation; the answered question `root_slug` is copied in so follow-ups see it."""
@@ -149,56 +124,9 @@ def widget_binge_create(widget: WidgetId, root_slug: str) -> Binge:
     return binge
 
 
-def existing_answer(guru: Guru, question: str, binge_id: str | None) -> Question:
-    """The latest answered widget question with this text (in this conversation when given), or 404."""
-    text = question.strip()
-    found = Question.objects.select_related("guru").filter(
-        Q(user_question__iexact=normalise_question(text)) | Q(question__iexact=text), guru=guru,
-        channel=Channel.WIDGET, state=AnswerState.COMPLETE).exclude(content="")
-    if binge_id:
-        found = found.filter(binge_id=binge_id)
-    latest = found.order_by("-updated_at").first()
-    if latest is None:
-        raise WidgetError(404, "not_found", "No answer to this question yet; ask it first.")
-    return latest
-
-
-@dataclass(frozen=True)
-class Vote:
-    """A visitor's thumbs up (1), down (-1) or cleared vote (None) on one answer of a conversation."""
-
-    question_id: int
-    session_id: str
-    value: int | None
-
-
-def parse_vote(data: dict[str, object]) -> Vote:
-    """`{question_id, session_id, feedback}` from a widget, or 400 naming the bad field."""
-    question_id, session_id = data.get("question_id"), data.get("session_id")
-    if not isinstance(question_id, int) or isinstance(question_id, bool) or question_id < 1:
-        raise WidgetError(400, "invalid_question", "Send the answer's `question_id`.")
-    if not isinstance(session_id, str) or not session_id or len(session_id) > 64:
-        raise WidgetError(400, "invalid_session", "Send the conversation's `session_id`.")
-    try:
-        value = parse_feedback(data.get("feedback"))
-    except ValueError as exc:
-        raise WidgetError(400, "invalid_feedback", str(exc)) from exc
-    return Vote(question_id, session_id, value)
-
-
 def widget_vote(widget: WidgetId, request: HttpRequest, vote: Vote) -> Question:
     """Record, change or clear a vote on an answer of this widget's guru, asked in the visitor's conversation."""
-    # One budget per visitor for votes everywhere (the guru page uses the same key), checked before the
-    # lookup so the endpoint cannot be used to probe for question ids.
-    decision = hit(f"feedback:{client_ip(request)}", limit=settings.OPENGURU_FEEDBACK_RATE_LIMIT)
-    if not decision.allowed:
-        raise WidgetError(429, "rate_limited", "Too many votes; please wait a moment.",
-                          {"Retry-After": str(decision.retry_after)})
-    try:
-        question = session_question(guru=widget.guru, question_id=vote.question_id, session_id=vote.session_id)
-    except NotFound as exc:
-        raise WidgetError(404, "not_found", exc.detail) from exc
-    return feedback_set(question=question, value=vote.value)
+    return vote_record(guru=widget.guru, vote=vote, client=client_ip(request))
 
 
 # ---- widget ids, as the dashboard manages them ------------------------------------------------------------------

@@ -13,39 +13,36 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.http.response import HttpResponseBase
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.csrf import csrf_exempt
 
-from backend.answering.events import AnswerEvent, EventKind, error_marker
-from backend.answering.models import Channel, Question
-from backend.answering.services import AskRequest, answer_stream
-from backend.answering.streaming import AnswerPump, is_error
-from backend.answering.validation import clean_question
-from backend.api.views.answers import answer_json
-from backend.core.errors import InvalidQuestion, status_for
+from backend.answering.feedback import parse_vote
+from backend.answering.models import Channel
+from backend.answering.selectors import answered_question
+from backend.answering.services import AskRequest
+from backend.channels import encoders, serve
+from backend.channels.errors import error_response
+from backend.channels.icons import guru_icon_url
+from backend.channels.payloads import widget_answer_json
+from backend.channels.request import json_object, optional_text, question_input
+from backend.core.errors import AppError
 from backend.gurus.examples import guru_example_texts
 from backend.gurus.icons import guru_icon_src
 from backend.gurus.models import Guru
 from backend.gurus.selectors import answerer_kind
-from backend.pipeline.llm_types import CancelToken
 from backend.widget.models import WidgetId
 from backend.widget.services import (
     WidgetError,
     any_widget_allows,
-    binge_id_or_none,
     check_rate,
-    existing_answer,
-    parse_vote,
     request_origin,
     widget_binge_create,
     widget_for_request,
     widget_vote,
 )
 
-MAX_BODY_BYTES = 16 * 1024
-SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 PREFLIGHT_HEADERS = {
     "Access-Control-Allow-Methods": "GET, POST, OPTIONS",
     "Access-Control-Allow-Headers": "Authorization, Content-Type, Accept",
@@ -55,13 +52,9 @@ Handler = Callable[[HttpRequest, WidgetId], Awaitable[HttpResponseBase]]
 View = Callable[[HttpRequest], Coroutine[Any, Any, HttpResponseBase]]
 
 
-def _error(exc: WidgetError) -> JsonResponse:
-    # `error` is what Gurubase's widget shows; `code`/`msg` are the project's error shape.
-    body = {"code": exc.code, "msg": exc.msg, "error": exc.msg, **({"error_id": exc.error_id} if exc.error_id else {})}
-    response = JsonResponse(body, status=exc.status)
-    for name, value in exc.headers.items():
-        response[name] = value
-    return response
+def _error(exc: AppError) -> JsonResponse:
+    # The one error shape, plus `error`: the field Gurubase's widget shows.
+    return error_response(exc, error=exc.detail)
 
 
 def _allow(response: HttpResponseBase, origin: str) -> HttpResponseBase:
@@ -112,77 +105,14 @@ async def _handle(request: HttpRequest, handler: Handler, methods: tuple[str, ..
         widget = await sync_to_async(widget_for_request)(request)
         allowed = True
         response = await handler(request, widget)
-    except WidgetError as exc:
+    except AppError as exc:
         response = _error(exc)
-        if not exc.cors:
+        if not getattr(exc, "cors", True):
             return response
         if not allowed:
             allowed = await sync_to_async(any_widget_allows)(origin)
     # No Origin: a same-origin request (the dashboard's preview), which needs no CORS headers.
     return _allow(response, origin) if allowed and origin else response
-
-
-def _json_body(request: HttpRequest) -> dict[str, Any]:
-    try:
-        declared = int(request.META.get("CONTENT_LENGTH") or 0)
-    except ValueError:
-        declared = 0
-    if declared > MAX_BODY_BYTES or len(request.body) > MAX_BODY_BYTES:
-        raise WidgetError(413, "too_large", f"The request body is limited to {MAX_BODY_BYTES} bytes.")
-    try:
-        data = json.loads(request.body or b"{}")
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise WidgetError(400, "invalid_json", "The body must be a JSON object.") from exc
-    if not isinstance(data, dict):
-        raise WidgetError(400, "invalid_json", "The body must be a JSON object.")
-    return data
-
-
-def _question(data: dict[str, Any]) -> str:
-    try:
-        return clean_question(data.get("question"))
-    except InvalidQuestion as exc:
-        raise WidgetError(exc.status, exc.code, exc.detail) from exc
-
-
-def _optional_str(data: dict[str, Any], name: str, limit: int = 200) -> str:
-    value = data.get(name)
-    if value is None:
-        return ""
-    if not isinstance(value, str) or len(value) > limit:
-        raise WidgetError(400, f"invalid_{name}", f"`{name}` must be a string of at most {limit} characters.")
-    return value
-
-
-def _answer_payload(request: HttpRequest, question: Question) -> dict[str, Any]:
-    data = answer_json(question, request)
-    # Gurubase's widget reads a reference's title from `question`; `title` is kept for our clients.
-    for name in ("references", "also_retrieved"):
-        data[name] = [{"question": r["title"], **r} for r in data[name]]
-    data["binge_id"] = data["session_id"]
-    return data
-
-
-def _markdown(event: AnswerEvent) -> bytes:
-    """Gurubase's widget stream: only the answer's markdown; references come from fetch_existing."""
-    if event.kind is EventKind.DELTA:
-        return str(event.data["text"]).encode()
-    if event.kind is EventKind.ERROR:
-        # The status line is long gone: say it in the text, where the visitor will see it.
-        return error_marker(event.data).encode()
-    return b""
-
-
-async def _stream(ask: AskRequest, *, markdown: bool) -> StreamingHttpResponse:
-    cancel = CancelToken()
-    pump = AnswerPump(lambda: answer_stream(ask, cancel=cancel), cancel)
-    first = await pump.first(_markdown if markdown else None)
-    if is_error(first):
-        # Nothing was sent yet: the error gets its real status (an unknown session is a 404).
-        code = first.data["code"]
-        raise WidgetError(status_for(code), code, first.data["detail"], error_id=first.data.get("error_id", ""))
-    body = pump.body(first, _markdown, heartbeat=None) if markdown else pump.body(first)
-    return StreamingHttpResponse(body, content_type="text/event-stream", headers=SSE_HEADERS)
 
 
 @widget_endpoint("GET")
@@ -191,8 +121,10 @@ async def guru(request: HttpRequest, widget: WidgetId) -> HttpResponse:
     g = widget.guru
     examples, answerer = await sync_to_async(_guru_facts)(g)
     return JsonResponse({"slug": g.slug, "name": g.name, "colors": {"base_color": g.base_color},
-                         "icon_url": guru_icon_src(g), "intro_text": g.intro_text, "domain": g.domain_knowledge,
-                         "example_questions": examples, "answerer": answerer})
+                         # Absolute: Gurubase's widget loads it from the host page, where a path would 404.
+                         "icon_url": guru_icon_url(request, guru_icon_src(g)), "intro_text": g.intro_text,
+                         "domain": g.domain_knowledge, "example_questions": examples, "answerer": answerer,
+                         "can_receive_feedback": True})
 
 
 def _guru_facts(guru: Guru) -> tuple[list[str], str]:
@@ -204,7 +136,7 @@ def _guru_facts(guru: Guru) -> tuple[list[str], str]:
 @widget_endpoint("POST")
 async def binge(request: HttpRequest, widget: WidgetId) -> HttpResponse:
     """POST {root_slug} → {id, root_slug}: a conversation that follow-ups continue with `binge_id`."""
-    root_slug = _optional_str(_json_body(request), "root_slug")
+    root_slug = optional_text(json_object(request), "root_slug")
     await sync_to_async(check_rate)(widget, request)
     created = await sync_to_async(widget_binge_create)(widget, root_slug)
     return JsonResponse({"id": str(created.pk), "root_slug": root_slug})
@@ -213,34 +145,34 @@ async def binge(request: HttpRequest, widget: WidgetId) -> HttpResponse:
 @widget_endpoint("POST")
 async def ask(request: HttpRequest, widget: WidgetId) -> HttpResponseBase:
     """Gurubase's protocol: stream a new answer's markdown, or (`fetch_existing`) the stored answer as JSON."""
-    data = _json_body(request)
-    question = _question(data)
-    _optional_str(data, "parent_slug")  # validated for compatibility; the parent is the binge's latest question
-    binge_id = await sync_to_async(binge_id_or_none)(widget.guru, data.get("binge_id"))
-    if data.get("fetch_existing") is True:
-        found = await sync_to_async(existing_answer)(widget.guru, question, binge_id)
-        return JsonResponse(_answer_payload(request, found))
+    data = json_object(request)
+    params = question_input(data, session=("binge_id",))
+    optional_text(data, "parent_slug")  # validated for compatibility; the parent is the binge's latest question
+    if params.fetch_existing:
+        found = await sync_to_async(answered_question)(widget.guru, params.question, session_id=params.session_id,
+                                                       channel=Channel.WIDGET)
+        if found is not None:
+            return JsonResponse(widget_answer_json(found, request))
     await sync_to_async(check_rate)(widget, request)
-    return await _stream(AskRequest(guru=widget.guru, question=question, channel=Channel.WIDGET,
-                                    session_id=binge_id), markdown=True)
+    return await serve.stream(_ask(widget, params.question, params.session_id), encoders.markdown)
 
 
 @widget_endpoint("POST")
 async def stream(request: HttpRequest, widget: WidgetId) -> HttpResponseBase:
     """POST {question, session_id?} → our SSE stream (question, status, references, delta, done, error)."""
-    data = _json_body(request)
-    question = _question(data)
-    # An unknown session is a 404 (code not_found) before the stream starts, as on the guru's page.
-    session_id = _optional_str(data, "session_id", limit=100) or None
+    params = question_input(json_object(request))
     await sync_to_async(check_rate)(widget, request)
-    return await _stream(AskRequest(guru=widget.guru, question=question, channel=Channel.WIDGET,
-                                    session_id=session_id), markdown=False)
+    return await serve.stream(_ask(widget, params.question, params.session_id), encoders.sse)
+
+
+def _ask(widget: WidgetId, question: str, session_id: str | None) -> AskRequest:
+    return AskRequest(guru=widget.guru, question=question, channel=Channel.WIDGET, session_id=session_id)
 
 
 @widget_endpoint("POST")
 async def feedback(request: HttpRequest, widget: WidgetId) -> HttpResponse:
     """POST {question_id, session_id, feedback: 1 | -1 | null} → the vote as stored."""
-    vote = parse_vote(_json_body(request))
+    vote = parse_vote(json_object(request))
     question = await sync_to_async(widget_vote)(widget, request, vote)
     return JsonResponse({"question_id": question.pk, "feedback": question.feedback})
 

@@ -137,7 +137,7 @@
       } else if (name === "done") {
         turn.finish(payload);
       } else if (name === "error") {
-        this.streamError(turn, payload, str(payload.detail, 500));
+        this.streamError(turn, payload, str(payload.msg, 500));
       }
     }
 
@@ -154,7 +154,7 @@
 
     async httpError(response, turn) {
       const payload = (await readJson(response)) || {};
-      const detail = str(payload.msg, 500) || str(payload.detail, 500) || str(payload.error, 500);
+      const detail = str(payload.msg, 500) || str(payload.error, 500);
       const status = response.status;
       if (status === 429) {
         const seconds = retryAfterSeconds(response.headers.get("Retry-After"));

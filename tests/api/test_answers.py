@@ -42,7 +42,8 @@ def test_json_answer_in_the_reference_shape(api: APIClient, indexed: Guru) -> No
                          "question_url"}
     assert isinstance(data["trust_score"], int) and 50 <= data["trust_score"] <= 100
     assert data["references"][0] == {"title": "Manual — page 1", "link": f"{data['references'][0]['link']}",
-                                     "icon": "pdf", "n": 1, "cited": True}
+                                     "icon": "http://testserver/static/img/sources/pdf.svg", "kind": "pdf",
+                                     "n": 1, "cited": True}
     assert all(not r["cited"] for r in data["also_retrieved"])
     # Links are absolute: an API client shows them outside our site.
     assert re.fullmatch(r"http://testserver/sources/\d+/file#page=1", data["references"][0]["link"])
@@ -54,12 +55,18 @@ def test_json_answer_in_the_reference_shape(api: APIClient, indexed: Guru) -> No
 def test_markdown_stream_then_fetch_existing(api: APIClient, indexed: Guru) -> None:
     streamed = api.post("/api/v1/guru-a/answer/", {"question": "How do I retry a task?", "stream": True},
                         format="json")
-    assert streamed.status_code == 200 and streamed["Content-Type"].startswith("text/plain")
+    # Gurubase's clients check for text/event-stream before reading the raw markdown.
+    assert streamed.status_code == 200 and streamed["Content-Type"] == "text/event-stream"
     text = _body(streamed)
     assert "self.retry()" in text and "event:" not in text
     existing = api.post("/api/v1/guru-a/answer/", {"question": "How do I retry a task?", "fetch_existing": True},
                         format="json")
     assert existing.status_code == 200 and existing.json()["content"] == text
+    # Gurubase's api_ask: `fetch_existing` with `stream` streams the stored answer; nothing new is asked.
+    count = Question.objects.count()
+    again = api.post("/api/v1/guru-a/answer/", {"question": "How do I retry a task?", "fetch_existing": True,
+                                                "stream": True}, format="json")
+    assert again["Content-Type"] == "text/event-stream" and _body(again) == text and Question.objects.count() == count
 
 
 @pytest.mark.django_db(transaction=True)  # the stream runs in its own thread and connection
@@ -89,10 +96,10 @@ def test_out_of_context_questions_are_listed_for_the_maintainer(api: APIClient, 
 
 
 @pytest.mark.parametrize(("payload", "status", "code"), [
-    ({}, 400, "invalid"), ({"question": "x" * 2001}, 400, "invalid"), ({"question": "hi", "session_id": "nope"}, 400,
-                                                                      "invalid"),
+    ({}, 400, "invalid_question"), ({"question": "x" * 2001}, 400, "invalid_question"),
+    ({"question": "hi", "session_id": "nope"}, 400, "invalid_session"), ([1], 400, "invalid_json"),
+    ({"question": "hi", "stream": "maybe"}, 400, "invalid_stream"),
     ({"question": "hi", "session_id": "00000000-0000-0000-0000-000000000000"}, 404, "not_found"),
-    ({"question": "never asked", "fetch_existing": True}, 404, "not_found"),
 ])
 def test_errors_are_json_with_codes(api: APIClient, guru_a: Guru, payload: dict, status: int, code: str) -> None:
     response = api.post("/api/v1/guru-a/answer/", payload, format="json")

@@ -65,7 +65,7 @@ def test_duplicate_slug_is_409(guru_a: Guru, api: APIClient) -> None:
 def test_invalid_fields_are_400_with_details(api: APIClient, field: str, value: Any) -> None:
     response = api.post("/api/v1/gurus/", {**NEW_GURU, field: value}, format="json")
     assert response.status_code == 400
-    assert response.json()["code"] == "invalid" and field in response.json()["errors"]
+    assert response.json()["code"] == "invalid" and field in response.json()["detail"]
 
 
 def test_a_guru_scoped_key_cannot_create_gurus(maintainer: Any, guru_a: Guru, make_key: KeyMaker,

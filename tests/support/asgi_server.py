@@ -6,6 +6,8 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Literal
 
 import pytest
 
@@ -20,6 +22,19 @@ def asgi_live_server() -> Iterator[str]:
     The server runs in this process, so it sees pytest-django's test database: use it with
     @pytest.mark.django_db(transaction=True) so the server's connections see committed rows.
     """
+    with _live_server(lifespan="off") as url:
+        yield url
+
+
+@pytest.fixture
+def asgi_live_server_lifespan() -> Iterator[str]:
+    """asgi_live_server with the ASGI lifespan run, as uvicorn runs it in production (the MCP endpoint needs it)."""
+    with _live_server(lifespan="on") as url:
+        yield url
+
+
+@contextmanager
+def _live_server(*, lifespan: Literal["on", "off"]) -> Iterator[str]:
     import uvicorn
 
     from backend.config.asgi import application
@@ -29,7 +44,7 @@ def asgi_live_server() -> Iterator[str]:
     sock.bind(("127.0.0.1", 0))  # bound here and handed over: no race for the port
     port = int(sock.getsockname()[1])
     # The production app and flags: uvicorn believes no forwarding header, the app's TrustedProxies decides.
-    config = uvicorn.Config(application, host="127.0.0.1", port=port, log_level="warning", lifespan="off",
+    config = uvicorn.Config(application, host="127.0.0.1", port=port, log_level="warning", lifespan=lifespan,
                             proxy_headers=False, timeout_graceful_shutdown=5)
     server = uvicorn.Server(config)
     errors: list[BaseException] = []

@@ -144,6 +144,17 @@ def test_unknown_widget_ids_get_401(widget: WidgetId, key: str | None) -> None:
     assert response["Access-Control-Allow-Origin"] == ORIGIN
 
 
+@pytest.mark.django_db(transaction=True)  # the answer runs in its own thread and connection
+def test_unknown_binge_is_a_404_and_fetch_existing_of_a_new_question_answers_it(widget: WidgetId) -> None:
+    gone = call("POST", "/widget/ask/", key=widget.key,
+                body={"question": "hi", "binge_id": "00000000-0000-0000-0000-000000000000"})
+    assert gone.status_code == 404 and gone.json()["code"] == "not_found" and gone.json()["error"]
+    # Gurubase's api_ask: `fetch_existing` for a question never answered makes the answer, as without it.
+    fresh = call("POST", "/widget/ask/", key=widget.key, body={"question": "never asked", "fetch_existing": True})
+    assert fresh.status_code == 200 and fresh["Content-Type"] == "text/event-stream"
+    assert Question.objects.filter(user_question="never asked").exists()
+
+
 @pytest.mark.parametrize("change", [{"active": False}, {"guru_active": False}])
 def test_inactive_widgets_and_gurus_get_401(widget: WidgetId, change: dict[str, bool]) -> None:
     if "active" in change:
@@ -171,10 +182,8 @@ def test_wildcard_localhost_origin(widget: WidgetId) -> None:
     ("not json", 400, "invalid_json"), ([1, 2], 400, "invalid_json"), ({}, 400, "invalid_question"),
     ({"question": "   "}, 400, "invalid_question"), ({"question": "x" * 2001}, 400, "invalid_question"),
     ({"question": "hi", "padding": "x" * 20_000}, 413, "too_large"),
-    ({"question": "hi", "binge_id": "nope"}, 400, "invalid_binge"),
-    ({"question": "hi", "binge_id": "00000000-0000-0000-0000-000000000000"}, 404, "not_found"),
+    ({"question": "hi", "binge_id": "nope"}, 400, "invalid_session"),
     ({"question": "hi", "parent_slug": 5}, 400, "invalid_parent_slug"),
-    ({"question": "never asked", "fetch_existing": True}, 404, "not_found"),
 ])
 def test_bad_input_is_json_with_both_msg_and_error(widget: WidgetId, body: Any, status: int, code: str) -> None:
     response = call("POST", "/widget/ask/", key=widget.key, body=body)
@@ -204,7 +213,7 @@ def test_gurubase_protocol_stream_fetch_existing_binge_and_follow_up(indexed: Gu
     assert existing.status_code == 200 and answer["content"] == text
     assert isinstance(answer["trust_score"], int) and 0 <= answer["trust_score"] <= 100
     reference = answer["references"][0]
-    assert reference["question"] == "Manual — page 1" and reference["icon"] == "pdf"
+    assert reference["question"] == "Manual — page 1" and reference["icon"].endswith("/static/img/sources/pdf.svg")
     assert reference["link"].startswith("http://testserver/sources/")
     root = Question.objects.get(slug=answer["slug"])
     assert root.channel == "WIDGET"
@@ -244,7 +253,7 @@ def test_our_sse_stream(indexed: Guru, widget: WidgetId) -> None:
     # Known before the first byte: a real 404, not a 200 stream holding an error event (issue #12 item 5).
     assert gone.status_code == 404 and gone.json()["code"] == "not_found"
     bad = call("POST", "/widget/stream/", key=widget.key, body={"question": "hi", "session_id": 5})
-    assert bad.status_code == 400 and bad.json()["code"] == "invalid_session_id"
+    assert bad.status_code == 400 and bad.json()["code"] == "invalid_session"
 
 
 def test_binge_without_a_known_root(widget: WidgetId) -> None:

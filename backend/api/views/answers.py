@@ -1,12 +1,11 @@
-"""POST /api/v1/<guru>/answer/: Gurubase-compatible JSON or markdown stream, or our one-call SSE stream."""
+"""POST /api/v1/<guru>/answer/: the API channel — Gurubase-compatible JSON or markdown stream, or our SSE stream."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
-from django.http import HttpRequest, StreamingHttpResponse
+from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
@@ -15,53 +14,46 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from backend.answering.citations import references_marked
-from backend.answering.events import AnswerEvent, EventKind, error_marker
-from backend.answering.links import absolute_link, answer_path
-from backend.answering.models import AnswerState, Channel, Question
-from backend.answering.services import AskRequest, answer_stream
-from backend.answering.streaming import AnswerPump, is_error
+from backend.answering.models import Channel
+from backend.answering.selectors import answered_question
+from backend.answering.services import AskRequest
 from backend.api.auth import guru_for
 from backend.api.schema import errors
-from backend.core.errors import NotFound, app_error
-from backend.pipeline.llm_types import CancelToken
-from backend.pipeline.understanding import MAX_QUESTION_CHARS, normalise_question
-
-SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-
-
-class StrictCharField(serializers.CharField):
-    """A string and only a string: DRF's CharField would turn `42` or `4.2` into text and ask it."""
-
-    def to_internal_value(self, data: Any) -> str:
-        if not isinstance(data, str):
-            self.fail("invalid")
-        return str(super().to_internal_value(data))
+from backend.channels import encoders, serve
+from backend.channels.payloads import answer_json
+from backend.channels.request import question_input
+from backend.pipeline.understanding import MAX_QUESTION_CHARS
 
 
 class AnswerInput(serializers.Serializer):
-    question = StrictCharField(max_length=MAX_QUESTION_CHARS, trim_whitespace=True)
-    stream = serializers.BooleanField(default=False)
-    session_id = serializers.UUIDField(required=False, allow_null=True)
-    fetch_existing = serializers.BooleanField(default=False)
+    """The request as documented; it is read by backend.channels.request, like every channel's."""
+
+    question = serializers.CharField(max_length=MAX_QUESTION_CHARS)
+    stream = serializers.BooleanField(default=False, help_text="Stream the answer's markdown (text/event-stream).")
+    session_id = serializers.UUIDField(required=False, allow_null=True, help_text="Continue this conversation.")
+    fetch_existing = serializers.BooleanField(default=False, help_text=(
+        "Return the latest stored answer to this question text (in this session when given) instead of a new "
+        "one; when there is none, a new answer is made as if it were false."))
 
 
 class ReferenceOutput(serializers.Serializer):
     title = serializers.CharField()
     link = serializers.CharField(allow_blank=True)
-    icon = serializers.CharField(allow_blank=True)
+    icon = serializers.CharField(allow_blank=True, help_text="Absolute URL of an icon for the source's kind.")
+    kind = serializers.CharField(allow_blank=True, help_text="website, youtube, pdf or github.")
     n = serializers.IntegerField(help_text="The number the answer's [n] markers use for this reference.")
     cited = serializers.BooleanField(help_text="Whether the answer's text cites it (false: retrieved only).")
 
 
 class AnswerOutput(serializers.Serializer):
-    """The reference design's answer shape (trust score as a 0–100 integer), plus our question id."""
+    """The reference design's answer shape (trust score as a 0–100 integer), plus our fields."""
 
     question_id = serializers.IntegerField()
     slug = serializers.CharField()
     content = serializers.CharField(allow_blank=True)
     question = serializers.CharField()
-    date_updated = serializers.DateTimeField()
+    date_updated = serializers.CharField(help_text='A display date, as Gurubase sends it ("13 May 2025").')
+    updated_at = serializers.DateTimeField(help_text="The same moment as an ISO 8601 timestamp.")
     trust_score = serializers.IntegerField()
     references = ReferenceOutput(many=True, help_text="The sources the answer cites, as [1]..[k] in its text.")
     also_retrieved = ReferenceOutput(many=True, help_text="Sources retrieved for the answer but not cited in it.")
@@ -69,57 +61,6 @@ class AnswerOutput(serializers.Serializer):
     question_url = serializers.URLField(
         help_text="Absolute link to a page showing this answer (anyone given it can open it).")
     out_of_context = serializers.BooleanField()
-
-
-_ICONS = {"YOUTUBE": "youtube", "PDF": "pdf", "GITHUB_REPO": "github", "WEBSITE": "website"}
-
-
-def answer_json(question: Question, request: HttpRequest) -> dict[str, Any]:
-    return {
-        "question_id": question.pk, "slug": question.slug, "content": question.content,
-        "question": question.question, "date_updated": question.updated_at,
-        "trust_score": round((question.trust_score or 0) * 100),
-        **_references(question, request),
-        "session_id": str(question.binge_id) if question.binge_id else None,
-        "question_url": request.build_absolute_uri(answer_path(question)), "out_of_context": question.out_of_context,
-    }
-
-
-def _references(question: Question, request: HttpRequest) -> dict[str, list[dict[str, Any]]]:
-    """Gurubase's `references` holds only what the text cites; what was retrieved besides is apart.
-    Links are absolute: API clients show them outside our site."""
-    refs = [{"title": r.get("title", ""), "link": absolute_link(request, str(r.get("link", ""))),
-             "icon": _ICONS.get(str(r.get("kind")), ""),
-             "n": r.get("n") if isinstance(r.get("n"), int) else 0, "cited": bool(r.get("cited"))}
-            for r in references_marked(question.content, question.references)]
-    return {"references": [r for r in refs if r["cited"]], "also_retrieved": [r for r in refs if not r["cited"]]}
-
-
-def _markdown(event: AnswerEvent) -> bytes:
-    """Gurubase's raw stream: only the answer's text (ids and references come from fetch_existing), and a
-    delimited error line if the answer fails once streaming has begun."""
-    if event.kind is EventKind.DELTA:
-        return str(event.data["text"]).encode()
-    if event.kind is EventKind.ERROR:
-        return error_marker(event.data).encode()
-    return b""
-
-
-def _raise(event: AnswerEvent) -> None:
-    """An `error` event as the AppError it stands for, so the client gets its real status."""
-    data = event.data
-    raise app_error(data["code"], data["detail"], error_id=data.get("error_id", ""))
-
-
-def _consume(events: Iterator[AnswerEvent]) -> int:
-    """Run the pipeline to the end; the id of the recorded question (errors surface as AppErrors)."""
-    question_id = 0
-    for event in events:
-        if event.kind is EventKind.QUESTION:
-            question_id = event.data["question_id"]
-        elif event.kind is EventKind.ERROR:
-            _raise(event)
-    return question_id
 
 
 class EventStreamRenderer(BaseRenderer):
@@ -147,44 +88,25 @@ class AnswerApi(APIView):
     @extend_schema(
         request=AnswerInput,
         responses={200: OpenApiResponse(AnswerOutput, description=(
-            "JSON answer. With `stream: true` the body is the answer's markdown streamed as text/plain; "
-            "with `Accept: text/event-stream` it is our SSE stream (question, status, references, delta, "
-            "done, error events).")),
-            (200, "text/event-stream"): OpenApiTypes.STR, (200, "text/plain"): OpenApiTypes.STR,
+            "JSON answer. With `stream: true` the body is the answer's markdown, streamed as text/event-stream "
+            "(raw text, as Gurubase sends it; a failure after the first byte ends it with one "
+            "`[OpenGuru error: <code>]` line); with `Accept: text/event-stream` it is our SSE stream "
+            "(question, status, references, delta, done, error events).")),
+            (200, "text/event-stream"): OpenApiTypes.STR,
             **errors(400, 401, 403, 404, 429, 503)},
         tags=["answers"],
     )
     def post(self, request: Request, slug: str) -> Response | StreamingHttpResponse:
         guru = guru_for(request, slug)
-        data = AnswerInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        params = data.validated_data
-        session_id = str(params["session_id"]) if params.get("session_id") else None
-        if params["fetch_existing"]:
-            return Response(answer_json(self._existing(guru.pk, params["question"], session_id), request))
-        ask = AskRequest(guru=guru, question=params["question"], channel=Channel.API, session_id=session_id,
+        params = question_input(request.data)
+        if params.fetch_existing:
+            found = answered_question(guru, params.question, session_id=params.session_id)
+            if found is not None:
+                return serve.stored_stream(found) if params.stream else Response(answer_json(found, request))
+        ask = AskRequest(guru=guru, question=params.question, channel=Channel.API, session_id=params.session_id,
                          user=request.user)
-        cancel = CancelToken()
-        sse = "text/event-stream" in request.headers.get("Accept", "")
-        if sse or params["stream"]:
-            pump = AnswerPump(lambda: answer_stream(ask, cancel=cancel), cancel)
-            first = pump.first_sync(None if sse else _markdown)
-            if is_error(first):
-                _raise(first)  # nothing is sent yet: a real status, in every mode
-            if sse:
-                return StreamingHttpResponse(pump.body(first), content_type="text/event-stream", headers=SSE_HEADERS)
-            return StreamingHttpResponse(pump.body(first, _markdown, heartbeat=None),
-                                         content_type="text/plain; charset=utf-8", headers=SSE_HEADERS)
-        question_id = _consume(answer_stream(ask, cancel=cancel))
-        return Response(answer_json(Question.objects.select_related("guru").get(pk=question_id), request))
-
-    @staticmethod
-    def _existing(guru_id: int, question: str, session_id: str | None) -> Question:
-        found = Question.objects.select_related("guru").filter(
-            guru_id=guru_id, user_question__iexact=normalise_question(question))
-        if session_id:
-            found = found.filter(binge_id=session_id)
-        latest = found.filter(state=AnswerState.COMPLETE).exclude(content="").order_by("-created_at").first()
-        if latest is None:
-            raise NotFound("No answer to this question yet; ask it first.")
-        return latest
+        if "text/event-stream" in request.headers.get("Accept", ""):
+            return serve.stream_sync(ask, encoders.sse)
+        if params.stream:
+            return serve.stream_sync(ask, encoders.markdown)
+        return Response(answer_json(serve.answered(ask), request))

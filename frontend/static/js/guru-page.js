@@ -203,7 +203,7 @@
       const payload = await readJson(response);
       if (response.status === 429) {
         const seconds = retryAfterSeconds(response.headers.get("Retry-After"));
-        turn.fail(Parts.rateLimitText(seconds, payload && payload.detail ? String(payload.detail) : ""));
+        turn.fail(Parts.rateLimitText(seconds, payload && payload.msg ? String(payload.msg) : ""));
         turn.root.classList.add("rate-limited");
         this.startCooldown(seconds);
         return;
@@ -212,7 +212,7 @@
         this.onStreamError(turn, payload); // the conversation is gone (known before the stream started)
         return;
       }
-      if (payload && payload.detail) turn.fail(errorText(payload));
+      if (payload && payload.msg) turn.fail(errorText(payload));
       else if (response.status === 403) turn.fail(ERROR_MESSAGES.forbidden);
       else if (response.status === 404) turn.fail(ERROR_MESSAGES.not_found);
       else if (response.ok) turn.fail(ERROR_MESSAGES.server + " (unexpected response)");
@@ -255,7 +255,7 @@
   const retryAfterSeconds = window.OpenGuruSSE.retryAfterSeconds;
 
   function errorText(data) {
-    const detail = data && data.detail ? String(data.detail) : "";
+    const detail = data && data.msg ? String(data.msg) : "";
     const code = data && data.code ? String(data.code) : "";
     // The id ties what the visitor saw to the server's log: worth quoting to the maintainer.
     const id = data && data.error_id ? " (error id " + String(data.error_id).slice(0, 32) + ")" : "";

@@ -147,5 +147,7 @@ def test_a_markdown_stream_that_fails_later_ends_with_a_marker_line(api: APIClie
     assert text.startswith("Call") and text.endswith(f"\n\n---\n{marker}\n") and "ended" not in text
     assert question.state == AnswerState.FAILED and question.error_code == "model_unavailable"
     assert "ended the stream before the answer finished" in question.error_detail and question.content == ""
+    with_llm.cut_stream_after = 0  # the model is down now
     fetched = api.post("/api/v1/docs/answer/", {"question": QUESTION, "fetch_existing": True}, format="json")
-    assert fetched.status_code == 404  # a failed answer is never handed out as one
+    # A failed answer is never handed out as one: with none stored, the question is asked again (Gurubase's rule).
+    assert fetched.status_code == 503 and fetched.json()["code"] == "model_unavailable"

@@ -1,4 +1,4 @@
-"""Shapes shared by contract suites and the fake-server fixtures that feed them."""
+"""Contract suites (gurubase/: Gurubase's wire protocol) and the shapes they share with the fake servers."""
 
 from __future__ import annotations
 

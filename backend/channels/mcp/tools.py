@@ -1,0 +1,108 @@
+"""What the MCP tools do, in plain synchronous Django code (the server runs each call in a worker thread)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from backend.answering.access import gurus_for_asker
+from backend.answering.citations import references_marked
+from backend.answering.links import absolute_link, answer_path
+from backend.answering.models import Channel, Question
+from backend.answering.selectors import thresholds_for
+from backend.answering.services import reference_list
+from backend.channels import consumer
+from backend.channels.errors import event_error
+from backend.channels.mcp.auth import Caller
+from backend.channels.request import question_input
+from backend.pipeline.understanding import normalise_question
+from backend.retrieval.services import retrieve
+
+
+class Reference(BaseModel):
+    n: int = Field(description="The number the answer cites it by, as [n].")
+    title: str
+    link: str = Field(description="Empty when the source is private.")
+
+
+class AskResult(BaseModel):
+    guru: str
+    answer: str = Field(description="Markdown; [n] cites references[n].")
+    references: list[Reference] = Field(description="The sources the answer cites.")
+    also_retrieved: list[Reference] = Field(description="Sources retrieved for the answer but not cited.")
+    trust_score: int = Field(ge=0, le=100, description="How well the sources support the answer, 0-100.")
+    out_of_context: bool = Field(description="True when the guru declined: its sources do not cover the question.")
+    session_id: str | None = Field(description="Pass it back as session_id to ask a follow-up in this conversation.")
+    question_url: str = Field(description="A page showing this answer (relative to the instance over stdio).")
+
+
+class Passage(BaseModel):
+    n: int
+    title: str
+    link: str = Field(description="Empty when the source is private.")
+    text: str
+    score: float = Field(description="The reranker's relevance score, best first.")
+
+
+class SearchResult(BaseModel):
+    guru: str
+    results: list[Passage]
+
+
+class GuruInfo(BaseModel):
+    slug: str
+    name: str
+    domain_knowledge: str
+
+
+class GuruList(BaseModel):
+    gurus: list[GuruInfo]
+
+
+def _link(caller: Caller, link: str) -> str:
+    return absolute_link(caller.request, link) if caller.request is not None else link
+
+
+def _reference(caller: Caller, ref: dict[str, Any]) -> Reference:
+    n = ref.get("n")
+    return Reference(n=n if isinstance(n, int) else 0, title=str(ref.get("title", "")),
+                     link=_link(caller, str(ref.get("link", ""))))
+
+
+def ask(caller: Caller, question: str, guru: str | None, session_id: str | None) -> AskResult:
+    """One answer through the shared pipeline, on the MCP channel; the answer's error is raised as an AppError."""
+    target = caller.guru(guru)
+    wanted = question_input({"question": question, "session_id": session_id})
+    answer = consumer.ask(consumer.AskRequest(guru=target, question=wanted.question, channel=Channel.MCP,
+                                              session_id=wanted.session_id, user=caller.user))
+    if answer.error is not None:
+        raise event_error({"code": answer.error.code, "msg": answer.error.msg, "error_id": answer.error.error_id})
+    stored = Question.objects.select_related("guru").get(pk=answer.question_id)
+    marked = references_marked(answer.text, answer.references)
+    return AskResult(
+        guru=target.slug, answer=answer.text,
+        references=[_reference(caller, r) for r in marked if r.get("cited")],
+        also_retrieved=[_reference(caller, r) for r in marked if not r.get("cited")],
+        trust_score=round((answer.trust_score or 0) * 100), out_of_context=answer.out_of_context,
+        session_id=answer.session_id, question_url=_link(caller, answer_path(stored)),
+    )
+
+
+def search(caller: Caller, query: str, guru: str | None, limit: int) -> SearchResult:
+    """The guru's best passages for `query` under its own rerank threshold: retrieval only, no model call."""
+    target = caller.guru(guru)
+    text = normalise_question(question_input({"question": query}).question)
+    rerank_threshold, _ = thresholds_for(target)
+    found = retrieve(guru=target, query=text, rerank_threshold=rerank_threshold)
+    refs = reference_list(found.contexts, found.private_sources)  # numbered, private links withheld
+    results = [Passage(n=int(ref["n"]), title=str(ref["title"]), link=_link(caller, str(ref["link"])),
+                       text=context.text, score=float(ref["score"]))
+               for ref, context in zip(refs, found.contexts, strict=True)]
+    return SearchResult(guru=target.slug, results=results[:limit])
+
+
+def list_gurus(caller: Caller) -> GuruList:
+    """The gurus this caller may ask, by name."""
+    return GuruList(gurus=[GuruInfo(slug=g.slug, name=g.name, domain_knowledge=g.domain_knowledge)
+                           for g in gurus_for_asker(caller.asker)])

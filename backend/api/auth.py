@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Any
 
 from django.contrib.auth.models import User
-from django.utils import timezone
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.exceptions import AuthenticationFailed, NotAuthenticated
 from rest_framework.request import Request
@@ -14,12 +12,11 @@ from rest_framework.throttling import BaseThrottle
 
 from backend.answering.access import Asker, guru_for_asker
 from backend.api.models import APIKey
-from backend.api.services import api_key_hash
+from backend.api.services import api_key_use
 from backend.core.ratelimit import client_ip, hit
 from backend.gurus.models import Guru
 
 HEADER = "X-API-KEY"
-LAST_USED_RESOLUTION = timedelta(minutes=1)
 ANONYMOUS_LIMIT = 30
 
 
@@ -30,13 +27,9 @@ class APIKeyAuthentication(BaseAuthentication):
         raw = request.headers.get(HEADER, "").strip()
         if not raw:
             return None
-        key = APIKey.objects.select_related("user").filter(key_hash=api_key_hash(raw)).first()
-        if key is None or key.revoked_at is not None or not key.user.is_active:
+        key = api_key_use(raw)
+        if key is None:
             raise AuthenticationFailed("Invalid or revoked API key.")
-        now = timezone.now()
-        if key.last_used_at is None or now - key.last_used_at > LAST_USED_RESOLUTION:
-            # Written at most once a minute, so a busy key does not turn every read into a write.
-            APIKey.objects.filter(pk=key.pk).update(last_used_at=now)
         return key.user, key
 
     def authenticate_header(self, request: Request) -> str:

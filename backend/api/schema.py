@@ -12,6 +12,7 @@ from rest_framework.exceptions import ParseError
 from rest_framework.pagination import PageNumberPagination
 
 from backend.api.auth import HEADER
+from backend.channels.errors import STABLE_CODES
 
 _ERROR_TEXT = {
     400: "Invalid input.",
@@ -36,13 +37,12 @@ class APIKeyScheme(OpenApiAuthenticationExtension):
 
 
 class ErrorSerializer(serializers.Serializer):
-    """The one error body: a stable code, a human message and, for invalid input, details."""
+    """The one error body of every channel (API, guru page, widget): a stable code, a message for people
+    and, where useful, structured details."""
 
-    code = serializers.CharField(help_text="Stable machine-readable code, e.g. `invalid`, `not_found`.")
-    msg = serializers.CharField(help_text="Human-readable message.")
-    # DRF's serializer metaclass pops declared fields, so this never shadows Serializer.errors; the stubs cannot see it.
-    errors = serializers.JSONField(  # type: ignore[assignment]
-        required=False, help_text="Per-field or per-item details.")
+    code = serializers.CharField(help_text="Stable machine-readable code: " + ", ".join(f"`{c}`" for c in STABLE_CODES))
+    msg = serializers.CharField(help_text="Human-readable message (Gurubase's clients read `msg` too).")
+    detail = serializers.JSONField(required=False, help_text="Structured details, e.g. the errors per field.")
     error_id = serializers.CharField(required=False, help_text=(
         "For failures with an internal cause: the id it was logged under (quote it to the maintainer)."))
 

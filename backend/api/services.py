@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 from dataclasses import dataclass
+from datetime import timedelta
 
 from django.contrib.auth.models import User
 from django.utils import timezone
@@ -13,6 +14,7 @@ from backend.api.models import APIKey
 from backend.gurus.models import Guru
 
 KEY_PREFIX = "og_"
+LAST_USED_RESOLUTION = timedelta(minutes=1)
 
 
 @dataclass(frozen=True)
@@ -26,6 +28,20 @@ class IssuedKey:
 def api_key_hash(raw: str) -> str:
     """The stored form of a key."""
     return hashlib.sha256(raw.encode()).hexdigest()
+
+
+def api_key_use(raw: str) -> APIKey | None:
+    """The live key `raw` names (its user loaded), marked as used; None if unknown, revoked or its user inactive.
+
+    Every channel that takes API keys (REST API, MCP) checks them here."""
+    key = APIKey.objects.select_related("user").filter(key_hash=api_key_hash(raw)).first()
+    if key is None or key.revoked_at is not None or not key.user.is_active:
+        return None
+    now = timezone.now()
+    if key.last_used_at is None or now - key.last_used_at > LAST_USED_RESOLUTION:
+        # Written at most once a minute, so a busy key does not turn every request into a write.
+        APIKey.objects.filter(pk=key.pk).update(last_used_at=now)
+    return key
 
 
 def api_key_create(

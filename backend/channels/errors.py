@@ -8,6 +8,15 @@ from django.http import JsonResponse
 
 from backend.core.errors import AppError, RequestError, app_error
 
+# The codes clients may branch on (documented in the OpenAPI schema); messages may change, codes do not.
+STABLE_CODES = (
+    "invalid", "invalid_json", "invalid_question", "invalid_session", "invalid_stream", "invalid_fetch_existing",
+    "too_large", "too_many_fields", "too_many_files", "unsupported_media_type", "method_not_allowed",
+    "not_acceptable", "unauthenticated", "forbidden", "not_found", "conflict", "rate_limited",
+    "model_unavailable", "vector_store_unavailable", "busy", "internal_error",
+    "invalid_widget_id", "origin_not_allowed",
+)
+
 
 def error_body(exc: AppError) -> dict[str, Any]:
     """`code` is stable (clients branch on it), `msg` is a sentence for people, `detail` is structured

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from django.http import HttpRequest
+from django.http import HttpRequest, QueryDict
 
 from backend.answering.validation import clean_question
 from backend.core.errors import InvalidQuestion, RequestError
 
 MAX_BODY_BYTES = 16 * 1024
+# A conversation id: a UUID in its usual spelling (dashes optional); empty means a new conversation.
+SESSION_PATTERN = r"^([0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12})?$"
 MAX_SLUG_CHARS = 200
 _TRUE, _FALSE = ("true", "1", "yes", "on"), ("false", "0", "no", "off", "")
 
@@ -46,11 +49,11 @@ def json_object(request: HttpRequest) -> dict[str, Any]:
 
 
 def flag(data: Mapping[str, Any], name: str) -> bool:
-    """A boolean field: JSON true/false, or the words forms send ("true", "1", "on"…)."""
+    """A boolean field: JSON true, false or null; in a form (only strings there), "true", "1", "on"…"""
     value = data.get(name)
     if value is None or isinstance(value, bool):
         return bool(value)
-    if isinstance(value, str) and value.strip().lower() in _TRUE + _FALSE:
+    if isinstance(data, QueryDict) and isinstance(value, str) and value.strip().lower() in _TRUE + _FALSE:
         return value.strip().lower() in _TRUE
     raise RequestError(400, f"invalid_{name}", f"`{name}` must be true or false.")
 
@@ -63,10 +66,9 @@ def session_id(data: Mapping[str, Any], *names: str) -> str | None:
         value = data.get(name)
         if value in (None, ""):
             continue
-        try:
-            return str(uuid.UUID(value)) if isinstance(value, str) and len(value) <= 64 else _bad_session(name)
-        except ValueError:
-            return _bad_session(name)
+        if isinstance(value, str) and re.fullmatch(SESSION_PATTERN, value):
+            return str(uuid.UUID(value))
+        return _bad_session(name)
     return None
 
 

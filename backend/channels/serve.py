@@ -64,4 +64,8 @@ def answered(ask: AskRequest) -> Question:
 
 def stored_stream(question: Question) -> StreamingHttpResponse:
     """A stored answer sent as a raw-markdown stream (Gurubase's `fetch_existing` with `stream`)."""
-    return StreamingHttpResponse(iter([question.content.encode()]), content_type=STREAM_TYPE, headers=SSE_HEADERS)
+
+    async def body() -> AsyncIterator[bytes]:
+        yield question.content.encode()  # async like every stream we send: the server (ASGI) reads it so
+
+    return StreamingHttpResponse(body(), content_type=STREAM_TYPE, headers=SSE_HEADERS)

@@ -32,6 +32,7 @@ from backend.gurus.examples import guru_example_texts
 from backend.gurus.icons import guru_icon_src
 from backend.gurus.models import Guru
 from backend.gurus.selectors import answerer_kind
+from backend.widget.markdown_stream import widget_markdown
 from backend.widget.models import WidgetId
 from backend.widget.services import (
     WidgetError,
@@ -154,7 +155,7 @@ async def ask(request: HttpRequest, widget: WidgetId) -> HttpResponseBase:
         if found is not None:
             return JsonResponse(widget_answer_json(found, request))
     await sync_to_async(check_rate)(widget, request)
-    return await serve.stream(_ask(widget, params.question, params.session_id), encoders.markdown)
+    return await serve.stream(_ask(widget, params.question, params.session_id), widget_markdown())
 
 
 @widget_endpoint("POST")

@@ -41,9 +41,12 @@ def test_add_urls_of_each_kind(api: APIClient, guru_a: Guru, git_hosts: GitHosti
     }
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         response = api.post(URL, payload, format="json")
-    assert response.status_code == 201, response.json()
+    assert response.status_code == 200, response.json()
     body = response.json()
+    assert [(r["type"], r["status"]) for r in body["results"]] == [
+        ("YouTube", "success"), ("Website", "success"), ("GitHub", "success"), ("GitHub", "success")]
     assert [s["type"] for s in body["created"]] == ["YOUTUBE", "WEBSITE", "GITHUB_REPO", "GITHUB_REPO"]
+    assert [r["id"] for r in body["results"]] == [s["id"] for s in body["created"]]
     assert body["errors"] == [] and len(callbacks) == 4  # one index task each, after commit
     assert body["created"][0]["status"] == "PENDING" and body["created"][0]["progress"] == {"done": 0, "total": 0}
     assert DataSource.objects.get(kind=SourceKind.WEBSITE).options == {"mode": "crawl"}
@@ -54,12 +57,12 @@ def test_add_urls_of_each_kind(api: APIClient, guru_a: Guru, git_hosts: GitHosti
 def test_gurubase_glob_pattern_becomes_include_or_exclude(api: APIClient, guru_a: Guru, git_hosts: GitHosting) -> None:
     one, two = (f"{git_hosts.http.base_url}/{HOSTED[forge]}" for forge in ("github", "bitbucket"))
     repos = [{"url": one, "glob_pattern": "*.md", "include_glob": True}, {"url": two, "glob_pattern": "tests/**"}]
-    assert api.post(URL, {"github_repos": repos}, format="json").status_code == 201
+    assert api.post(URL, {"github_repos": repos}, format="json").status_code == 200
     assert DataSource.objects.get(url=one).options == {"include": ["*.md"]}
     assert DataSource.objects.get(url=two).options == {"exclude": ["tests/**"]}
 
 
-def test_what_would_fail_is_a_400_with_the_reason_and_no_row(
+def test_what_would_fail_is_an_error_result_with_the_reason_and_no_row(
     api: APIClient, guru_a: Guru, git_hosts: GitHosting, settings: SettingsWrapper,
 ) -> None:
     cases = [({"github_repos": [f"{git_hosts.http.base_url}/nope.git"]}, "repository not found"),
@@ -68,27 +71,33 @@ def test_what_would_fail_is_a_400_with_the_reason_and_no_row(
              ({"github_repos": [(git_hosts.root / HOSTED["gitlab"]).as_uri()]}, "Only staff users")]
     for body, reason in cases:
         response = api.post(URL, body, format="json")
-        assert response.status_code == 400 and response.json()["code"] == "invalid_source", body
-        assert reason in response.json()["msg"], response.json()
+        assert response.status_code == 200, body
+        [result] = response.json()["results"]
+        assert (result["status"], result["code"]) == ("error", "invalid_source"), body
+        assert reason in result["message"] and "id" not in result, result
     settings.OPENGURU_FETCH_ALLOWLIST = []
     for body in ({"website_urls": [f"{git_hosts.http.base_url}/docs"], "website_mode": "sitemap"},
                  {"github_repos": [f"{git_hosts.https.base_url}/{HOSTED['gitlab']}"]}):
-        response = api.post(URL, body, format="json")
-        assert response.status_code == 400 and "OPENGURU_FETCH_ALLOWLIST" in response.json()["msg"]
-        assert "restart" in response.json()["msg"]
+        [result] = api.post(URL, body, format="json").json()["results"]
+        assert result["status"] == "error" and "OPENGURU_FETCH_ALLOWLIST" in result["message"]
+        assert "restart" in result["message"]
     assert not DataSource.objects.exists()
 
 
-def test_the_same_repository_again_is_a_409_naming_the_source(
+def test_the_same_repository_again_exists_naming_the_source(
     api: APIClient, guru_a: Guru, git_hosts: GitHosting,
 ) -> None:
     repo = f"{git_hosts.http.base_url}/{HOSTED['gitlab']}"
     first = api.post(URL, {"github_repos": [repo]}, format="json").json()["created"][0]
     response = api.post(URL, {"github_repos": [repo.removesuffix(".git") + "/"]}, format="json")
-    assert response.status_code == 409
+    assert response.status_code == 200
+    assert response.json()["results"] == [{
+        "type": "GitHub", "url": repo.removesuffix(".git") + "/", "status": "exists", "id": first["id"],
+        "title": first["title"], "code": "conflict", "message": f"This is already a source of this guru: {repo}."}]
+    assert response.json()["created"] == []
     assert response.json()["errors"] == [{"input": repo.removesuffix(".git") + "/", "code": "conflict",
-                                           "msg": f"This is already a source of this guru: {repo}.",
-                                           "source_id": first["id"]}]
+                                          "msg": f"This is already a source of this guru: {repo}.",
+                                          "source_id": first["id"]}]
 
 
 def test_pdf_upload_indexes_offline_and_keeps_privacy(
@@ -98,10 +107,12 @@ def test_pdf_upload_indexes_offline_and_keeps_privacy(
     with django_capture_on_commit_callbacks(execute=True):
         response = api.post(URL, {"pdf_files": files, "pdf_privacies": json.dumps([False, True])},
                             format="multipart")
-    assert response.status_code == 201, response.json()
+    assert response.status_code == 200, response.json()
     created = response.json()["created"]
-    assert [(s["title"], s["private"], s["url"]) for s in created] == [("public.pdf", False, ""),
-                                                                        ("secret.pdf", True, "")]
+    assert [(s["title"], s["private"], "url" in s) for s in created] == [("public.pdf", False, False),
+                                                                          ("secret.pdf", True, False)]
+    assert [(r["type"], r["file"], r["status"]) for r in response.json()["results"]] == [
+        ("PDF", "public.pdf", "success"), ("PDF", "secret.pdf", "success")]
     detail = api.get(f"{URL}{created[1]['id']}/").json()
     assert detail["status"] == "INDEXED" and detail["chunk_count"] > 0
     assert detail["progress"]["done"] == detail["progress"]["total"] > 0
@@ -110,27 +121,32 @@ def test_pdf_upload_indexes_offline_and_keeps_privacy(
 def test_multipart_accepts_the_singular_privacy_name_and_url_lists(api: APIClient, guru_a: Guru) -> None:
     response = api.post(URL, {"pdf_files": [_pdf("a.pdf")], "pdf_privacy": "[true]",
                               "youtube_urls": json.dumps([VIDEO])}, format="multipart")
-    assert response.status_code == 201, response.json()
-    assert [(s["type"], s["private"]) for s in response.json()["created"]] == [("YOUTUBE", False), ("PDF", True)]
+    assert response.status_code == 200, response.json()
+    assert [(s["type"], s["private"]) for s in response.json()["created"]] == [("PDF", True), ("YOUTUBE", False)]
 
 
 def test_one_bad_url_does_not_drop_the_others(api: APIClient, guru_a: Guru) -> None:
     response = api.post(URL, {"website_urls": ["ftp://old.example.com", "https://ok.example.com"],
                               "youtube_urls": ["https://vimeo.com/1"]}, format="json")
-    assert response.status_code == 201
+    assert response.status_code == 200
     body = response.json()
+    assert [(r["url"], r["status"]) for r in body["results"]] == [
+        ("https://vimeo.com/1", "error"), ("ftp://old.example.com", "error"), ("https://ok.example.com", "success")]
     assert [s["url"] for s in body["created"]] == ["https://ok.example.com"]
     assert {(e["input"], e["code"]) for e in body["errors"]} == {
         ("ftp://old.example.com", "invalid_source"), ("https://vimeo.com/1", "invalid_source")}
 
 
-def test_nothing_valid_is_400_and_only_duplicates_is_409(api: APIClient, guru_a: Guru) -> None:
+def test_nothing_valid_or_only_duplicates_is_still_200_with_per_item_results(api: APIClient, guru_a: Guru) -> None:
+    # Gurubase answers 200 "processing completed" whatever each item's fate; its clients read `results`.
     response = api.post(URL, {"website_urls": ["ftp://x.example.com"]}, format="json")
-    assert response.status_code == 400 and response.json()["code"] == "invalid_source"
-    assert api.post(URL, {"website_urls": ["https://x.example.com"]}, format="json").status_code == 201
+    assert response.status_code == 200 and response.json()["results"][0]["status"] == "error"
+    first = api.post(URL, {"website_urls": ["https://x.example.com"]}, format="json").json()["results"][0]
     response = api.post(URL, {"website_urls": ["https://x.example.com"]}, format="json")
-    assert response.status_code == 409 and response.json()["code"] == "conflict"
+    assert response.status_code == 200 and response.json()["created"] == []
+    assert response.json()["results"][0]["status"] == "exists" and response.json()["results"][0]["id"] == first["id"]
     assert response.json()["errors"][0]["input"] == "https://x.example.com"
+    assert response.json()["errors"][0]["code"] == "conflict"
 
 
 @pytest.mark.parametrize("body", [
@@ -178,19 +194,21 @@ def test_a_pdf_over_the_cap_is_413(api: APIClient, guru_a: Guru, settings: Setti
 
 def test_a_file_name_storage_would_refuse_is_stored_under_a_default(api: APIClient, guru_a: Guru) -> None:
     response = api.post(URL, {"pdf_files": [_pdf("$$$")]}, format="multipart")
-    assert response.status_code == 201, response.content
+    assert response.status_code == 200, response.content
+    assert response.json()["results"][0]["status"] == "success"
     assert DataSource.objects.get().file.name.endswith(".pdf")
 
 
-def test_list_is_paginated_newest_first_and_capped(api: APIClient, guru_a: Guru, guru_b: Guru) -> None:
+def test_list_is_paginated_newest_first_and_capped_at_1000(api: APIClient, guru_a: Guru, guru_b: Guru) -> None:
     DataSource.objects.bulk_create(DataSource(guru=guru_a, kind=SourceKind.WEBSITE, url=f"https://e.com/{n}")
-                                   for n in range(105))
+                                   for n in range(1005))
     DataSourceFactory(guru=guru_b)
     body = api.get(f"{URL}?page_size=2").json()
-    assert body["count"] == 105 and len(body["results"]) == 2 and body["next"]
+    assert body["count"] == 1005 and len(body["results"]) == 2 and body["next"]
     assert body["results"][0]["id"] > body["results"][1]["id"]
-    assert len(api.get(f"{URL}?page_size=1000").json()["results"]) == 100
-    assert len(api.get(URL).json()["results"]) == 50
+    assert len(api.get(f"{URL}?page_size=1000").json()["results"]) == 1000  # Gurubase's bound, honoured
+    assert len(api.get(f"{URL}?page_size=5000").json()["results"]) == 1000
+    assert len(api.get(URL).json()["results"]) == 1000  # Gurubase's default page too
     assert api.get(f"{URL}?page=99").status_code == 404
 
 
@@ -260,6 +278,7 @@ def test_detail_shows_status_and_error_and_delete_removes_one(
     body = api.get(f"{URL}{source.pk}/").json()
     assert (body["status"], body["error_message"], body["progress"]) == ("FAILED", "404 from the site",
                                                                          {"done": 1, "total": 4})
+    assert body["error"] == "404 from the site"
     assert api.get(f"{URL}{theirs.pk}/").status_code == 404
     assert api.get(f"{URL}{2**70}/").status_code == 404
     assert api.delete(f"{URL}{theirs.pk}/").status_code == 404
@@ -281,7 +300,7 @@ def test_a_page_a_sitemap_already_indexed_is_added_with_a_warning(
     page = sitemap.pages.filter(status="INDEXED").first()
     assert page is not None
     response = api.post(URL, {"website_urls": [page.url]}, format="json")
-    assert response.status_code == 201
+    assert response.status_code == 200
     added = response.json()["created"][0]["id"]
     assert response.json()["warnings"] == [
         {"id": added, "msg": f"This page is already indexed as part of {sitemap}; it was added again as a page of "

@@ -208,8 +208,12 @@ def _from_json(outcome: Outcome, data: dict[str, Any]) -> None:
     outcome.question_id, outcome.out_of_context = data.get("question_id"), data.get("out_of_context")
 
 
-def _from_markdown(outcome: Outcome, raw: bytes) -> None:
+def _from_markdown(outcome: Outcome, raw: bytes, *, opened: bool) -> None:
     text = raw.decode()
+    if opened:
+        # The widget's stream opens with a line break Gurubase's renderer waits for (widget/markdown_stream.py).
+        assert text.startswith("\n"), text[:40]
+        text = text[1:]
     marker = MARKER.search(text)
     if marker is not None:
         text = text[:marker.start()]
@@ -227,7 +231,7 @@ def decode(channel: HttpChannel, status: int, content_type: str, raw: bytes) -> 
     elif channel.wire is Wire.JSON:
         _from_json(outcome, json.loads(raw))
     else:
-        _from_markdown(outcome, raw)
+        _from_markdown(outcome, raw, opened=channel.path == "/widget/ask/")
     return outcome
 
 

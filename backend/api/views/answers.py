@@ -21,7 +21,7 @@ from backend.api.auth import guru_for
 from backend.api.schema import errors
 from backend.channels import encoders, serve
 from backend.channels.payloads import answer_json
-from backend.channels.request import question_input
+from backend.channels.request import SESSION_PATTERN, question_input
 from backend.pipeline.understanding import MAX_QUESTION_CHARS
 
 
@@ -29,9 +29,10 @@ class AnswerInput(serializers.Serializer):
     """The request as documented; it is read by backend.channels.request, like every channel's."""
 
     question = serializers.CharField(max_length=MAX_QUESTION_CHARS)
-    stream = serializers.BooleanField(default=False, help_text="Stream the answer's markdown (text/event-stream).")
-    session_id = serializers.UUIDField(required=False, allow_null=True, help_text="Continue this conversation.")
-    fetch_existing = serializers.BooleanField(default=False, help_text=(
+    stream = serializers.BooleanField(default=False, allow_null=True, help_text="Stream the answer's markdown (text/event-stream).")
+    session_id = serializers.RegexField(SESSION_PATTERN, required=False, allow_null=True, allow_blank=True,
+                                        help_text="Continue this conversation (its UUID); empty or null: a new one.")
+    fetch_existing = serializers.BooleanField(default=False, allow_null=True, help_text=(
         "Return the latest stored answer to this question text (in this session when given) instead of a new "
         "one; when there is none, a new answer is made as if it were false."))
 

@@ -10,24 +10,35 @@ from django.http import QueryDict
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
-from rest_framework.parsers import MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from backend.api.auth import guru_for
-from backend.api.schema import ErrorSerializer, JSONParser, Pagination, errors
-from backend.api.views.source_payloads import URL_LISTS, multipart_payload, safe_name
+from backend.api.schema import JSONParser, Pagination, errors
+from backend.api.views.source_payloads import (
+    EXCEL,
+    LIST_FIELDS,
+    UNSUPPORTED_URL_LISTS,
+    CreatedSerializer,
+    SourceOutputSerializer,
+    UnsupportedSource,
+    item_result,
+    request_payload,
+    safe_name,
+)
 from backend.core.errors import AppError
 from backend.gurus.models import Guru
 from backend.sources.models import DataSource, SourceKind
 from backend.sources.selectors import source_get, source_list, source_pick
 from backend.sources.services import WEBSITE_MODES, source_create, source_delete, source_schedule_index
-from backend.sources.validation import AlreadyASource, overlap_warning
+from backend.sources.validation import overlap_warning
 
 MAX_ITEMS = 100
 MAX_URL_LENGTH = 2000
 MAX_IDS = 1000
+MAX_PAGE = 1000  # Gurubase's page size for this list, default and maximum
 
 
 class TooLarge(AppError):
@@ -35,30 +46,12 @@ class TooLarge(AppError):
     status = 413
 
 
-class ProgressSerializer(serializers.Serializer):
-    done = serializers.IntegerField(source="progress_done")
-    total = serializers.IntegerField(source="progress_total", help_text="0 while the total is not known yet.")
+class SourcePagination(Pagination):
+    """Gurubase's data-source pages: 1000 by default and at most, so its clients that read one page get all."""
 
-    class Meta:
-        ref_name = "DataSourceProgress"
-
-
-class SourceOutputSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
-    type = serializers.ChoiceField(source="kind", choices=SourceKind.choices)
-    url = serializers.CharField(help_text="Empty for uploaded files.")
-    title = serializers.CharField()
-    status = serializers.CharField()
-    progress = ProgressSerializer(source="*")
-    error_message = serializers.CharField()
-    chunk_count = serializers.IntegerField()
-    private = serializers.BooleanField()
-    last_indexed_at = serializers.DateTimeField(allow_null=True)
-    reindex_count = serializers.IntegerField()
-    date_created = serializers.DateTimeField(source="created_at")
-
-    class Meta:
-        ref_name = "DataSource"
+    page_size = MAX_PAGE
+    max_page_size = MAX_PAGE
+    page_size_query_description = f"Sources per page: at most {MAX_PAGE}, which is also the default."
 
 
 class GithubRepoSerializer(serializers.Serializer):
@@ -71,20 +64,21 @@ class GithubRepoSerializer(serializers.Serializer):
 
 
 _GLOBS = {"type": "array", "items": {"type": "string", "maxLength": 500}, "maxItems": 100}
+_URL = {"type": "string", "maxLength": MAX_URL_LENGTH, "minLength": 1}
 _REPO_OBJECT = {
     "type": "object", "required": ["url"],
     "properties": {
-        "url": {"type": "string", "maxLength": MAX_URL_LENGTH, "minLength": 1},
-        "branch": {"type": "string", "maxLength": 255},
+        "url": _URL, "branch": {"type": "string", "maxLength": 255},
         "include": {**_GLOBS, "description": "Globs of files to index (default: all text files)."},
         "exclude": _GLOBS,
         "glob_pattern": {"type": "string", "maxLength": 500, "description": "Gurubase's single glob."},
         "include_glob": {"type": "boolean", "description": "glob_pattern includes (true) or excludes (false)."},
     },
 }
+_AS_JSON = {"type": "string", "description": "The same list JSON-encoded, e.g. '[\"https://…\"]' (Gurubase)."}
 
 
-@extend_schema_field({"oneOf": [{"type": "string", "maxLength": MAX_URL_LENGTH, "minLength": 1}, _REPO_OBJECT]})
+@extend_schema_field({"oneOf": [_URL, _REPO_OBJECT]})
 class GithubRepoField(serializers.Field):
     """A repository as its clone URL, or as {url, branch, include, exclude} (or Gurubase's glob_pattern)."""
 
@@ -101,23 +95,46 @@ class GithubRepoField(serializers.Field):
         return value
 
 
+@extend_schema_field({"oneOf": [{"type": "array", "items": _URL, "maxItems": MAX_ITEMS}, _AS_JSON]})
+class UrlListField(serializers.ListField):
+    """A list of URLs (request_payload has already decoded a JSON-encoded one)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(child=serializers.CharField(max_length=MAX_URL_LENGTH), required=False,
+                         max_length=MAX_ITEMS, **kwargs)
+
+
+@extend_schema_field({"oneOf": [{"type": "array", "items": {"oneOf": [_URL, _REPO_OBJECT]}, "maxItems": MAX_ITEMS},
+                                _AS_JSON]})
+class RepoListField(serializers.ListField):
+    """A list of repositories, each a URL or an object (request_payload has already decoded a JSON string)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(child=GithubRepoField(), required=False, max_length=MAX_ITEMS, **kwargs)
+
+
+_UNSUPPORTED = "Gurubase's field; OpenGuru does not index this kind, so each item gets an `error` result."
+
+
 class SourcesCreateSerializer(serializers.Serializer):
-    youtube_urls = serializers.ListField(child=serializers.CharField(max_length=MAX_URL_LENGTH), required=False,
-                                         max_length=MAX_ITEMS)
-    website_urls = serializers.ListField(child=serializers.CharField(max_length=MAX_URL_LENGTH), required=False,
-                                         max_length=MAX_ITEMS)
-    github_repos = serializers.ListField(child=GithubRepoField(), required=False, max_length=MAX_ITEMS)
+    youtube_urls = UrlListField()
+    website_urls = UrlListField()
+    github_repos = RepoListField()
     website_mode = serializers.ChoiceField(choices=WEBSITE_MODES, default="page",
                                            help_text="page: only the URL; sitemap: the URL is a sitemap; "
                                                      "crawl: follow links on the same site.")
+    jira_urls = UrlListField(help_text=_UNSUPPORTED)
+    zendesk_urls = UrlListField(help_text=_UNSUPPORTED)
+    confluence_urls = UrlListField(help_text=_UNSUPPORTED)
 
     class Meta:
         ref_name = "DataSourcesCreate"
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        count = sum(len(attrs.get(name, [])) for name in (*URL_LISTS, "pdf_files"))
+        count = sum(len(attrs.get(name, [])) for name in (*LIST_FIELDS, "pdf_files", "excel_files"))
         if count == 0:
-            raise ValidationError("Give at least one of youtube_urls, website_urls, github_repos or pdf_files.")
+            raise ValidationError("No data sources provided: give at least one of youtube_urls, website_urls, "
+                                  "github_repos or pdf_files.")
         if count > MAX_ITEMS:
             raise ValidationError(f"At most {MAX_ITEMS} data sources per request.")
         return attrs
@@ -130,6 +147,8 @@ class SourcesUploadSerializer(SourcesCreateSerializer):
         child=serializers.BooleanField(), required=False, max_length=MAX_ITEMS,
         help_text="One flag per PDF (same order; a JSON list string is accepted too). "
                   "Private sources are not linked in answers. `pdf_privacy` is accepted as an alias.")
+    excel_files = serializers.ListField(child=serializers.FileField(max_length=200), required=False,
+                                        max_length=MAX_ITEMS, help_text=_UNSUPPORTED)
 
     class Meta:
         ref_name = "DataSourcesUpload"
@@ -159,6 +178,9 @@ class ResultSerializer(serializers.Serializer):
 
 
 def _create_one(guru: Guru, kind: str, item: Any, mode: str, private: bool) -> DataSource:
+    if kind not in SourceKind.values:
+        raise UnsupportedSource(f"OpenGuru does not index {kind.title()} sources; this item was not added. "
+                                "Supported: YouTube, websites, Git repositories and PDFs.")
     if kind == SourceKind.PDF:
         return source_create(guru=guru, kind=kind, upload=safe_name(item), private=private)
     if kind == SourceKind.GITHUB_REPO:
@@ -171,31 +193,30 @@ def _create_one(guru: Guru, kind: str, item: Any, mode: str, private: bool) -> D
 
 
 def _items(data: dict[str, Any]) -> list[tuple[str, Any, bool]]:
+    """Every item with its kind and privacy, in Gurubase's order of results."""
     privacies = data.get("pdf_privacies") or [False] * len(data.get("pdf_files", []))
     return [
+        *((SourceKind.PDF, f, p) for f, p in zip(data.get("pdf_files", []), privacies, strict=True)),
         *((SourceKind.YOUTUBE, url, False) for url in data.get("youtube_urls", [])),
         *((SourceKind.WEBSITE, url, False) for url in data.get("website_urls", [])),
+        *((kind, url, False) for name, kind in UNSUPPORTED_URL_LISTS.items() for url in data.get(name, [])),
+        *((EXCEL, f, False) for f in data.get("excel_files", [])),
         *((SourceKind.GITHUB_REPO, repo, False) for repo in data.get("github_repos", [])),
-        *((SourceKind.PDF, f, p) for f, p in zip(data.get("pdf_files", []), privacies, strict=True)),
     ]
 
 
-def _label(kind: str, item: Any) -> str:
-    if kind == SourceKind.PDF:
-        return item.name or ""
-    return item["url"] if isinstance(item, dict) else item
-
-
-def _create_all(guru: Guru, data: dict[str, Any]) -> tuple[list[DataSource], list[dict[str, Any]]]:
-    """Each item on its own: one bad or duplicate URL is reported and does not drop the others."""
-    created, failed = [], []
+def _create_all(guru: Guru, data: dict[str, Any]) -> tuple[list[dict[str, Any]], list[DataSource]]:
+    """Each item on its own: one bad or duplicate URL is reported in its result and does not drop the others."""
+    results, created = [], []
     for kind, item, private in _items(data):
         try:
-            created.append(_create_one(guru, kind, item, data["website_mode"], private))
+            source = _create_one(guru, kind, item, data["website_mode"], private)
         except AppError as exc:
-            failed.append({"input": _label(kind, item), "code": exc.code, "msg": exc.detail, "status": exc.status,
-                           "source_id": exc.source.pk if isinstance(exc, AlreadyASource) else None})
-    return created, failed
+            results.append(item_result(guru, kind, item, exc=exc))
+        else:
+            created.append(source)
+            results.append(item_result(guru, kind, item, source=source))
+    return results, created
 
 
 def _check_sizes(files: list[UploadedFile]) -> None:
@@ -205,95 +226,58 @@ def _check_sizes(files: list[UploadedFile]) -> None:
             raise TooLarge(f"{upload.name} is larger than the {limit} byte limit for PDFs.")
 
 
-class ItemErrorSerializer(serializers.Serializer):
-    input = serializers.CharField(help_text="The URL or file name as given.")
-    code = serializers.CharField()
-    msg = serializers.CharField()
-    source_id = serializers.IntegerField(allow_null=True, required=False,
-                                         help_text="For `conflict`: the guru's source that already has this URL.")
-
-
-    class Meta:
-        ref_name = "DataSourceItemError"
-
-
-class WarningSerializer(serializers.Serializer):
-    id = serializers.IntegerField(help_text="The source that was added.")
-    msg = serializers.CharField()
-
-    class Meta:
-        ref_name = "DataSourceWarning"
-
-
-class CreatedSerializer(serializers.Serializer):
-    msg = serializers.CharField()
-    created = SourceOutputSerializer(many=True)
-    errors = ItemErrorSerializer(  # type: ignore[assignment]  # a field, not Serializer.errors: see ErrorSerializer
-        many=True, help_text="Items that were not added, each with its reason.")
-    warnings = WarningSerializer(many=True, help_text="Added, but worth knowing: a page a sitemap or crawl of "
-                                                      "the guru already indexes.")
-
-    class Meta:
-        ref_name = "DataSourcesCreated"
-
-
-def _created_response(guru: Guru, created: list[DataSource], failed: list[dict[str, Any]]) -> Response:
-    items = ItemErrorSerializer(failed, many=True).data
-    if created:
-        warnings = [{"id": s.pk, "msg": w} for s in created if (w := overlap_warning(guru=guru, source=s))]
-        body = {"msg": f"{len(created)} data source(s) added.", "created": created, "errors": items,
-                "warnings": warnings}
-        return Response(CreatedSerializer(body).data, status=201)
-    statuses = {item["status"] for item in failed}
-    status = statuses.pop() if len(statuses) == 1 else 400
-    code = failed[0]["code"] if status != 400 or len({i["code"] for i in failed}) == 1 else "invalid_source"
-    body = {"code": code, "msg": failed[0]["msg"] if len(failed) == 1 else "No data source was added.",
-            "errors": items}
-    return Response(ErrorSerializer(body).data, status=status)
+def _created_response(guru: Guru, results: list[dict[str, Any]], created: list[DataSource]) -> Response:
+    failed = [{"input": r.get("url", r.get("file", "")), "code": r["code"], "msg": r["message"],
+               "source_id": r.get("id")} for r in results if r["status"] != "success"]
+    warnings = [{"id": s.pk, "msg": w} for s in created if (w := overlap_warning(guru=guru, source=s))]
+    body = {"msg": "Data sources processing completed", "results": results, "created": created,
+            "errors": failed, "warnings": warnings}
+    return Response(CreatedSerializer(body).data)
 
 
 _IDS_QUERY = OpenApiParameter("ids", {"type": "array", "items": {"type": "integer", "minimum": 1},
                                       "maxItems": MAX_IDS}, explode=True, required=False,
                               description="Sources to delete: ?ids=1&ids=2. "
                                           "A JSON body {\"ids\": [...]} (Gurubase) works too.")
+_FORMS = {"application/json": SourcesCreateSerializer, "multipart/form-data": SourcesUploadSerializer,
+          "application/x-www-form-urlencoded": SourcesCreateSerializer}
 
 
 class DataSourcesApi(APIView):
-    """List, add (URLs as JSON, PDFs as multipart) and delete a guru's data sources."""
+    """List, add (URLs as JSON or a form, PDFs as multipart) and delete a guru's data sources."""
 
-    parser_classes = [JSONParser, MultiPartParser]
-    pagination_class = Pagination
+    parser_classes = [JSONParser, MultiPartParser, FormParser]
+    pagination_class = SourcePagination
 
     @extend_schema(operation_id="data_sources_list", summary="List data sources", tags=["data sources"],
                    responses={200: SourceOutputSerializer(many=True), **errors(401, 403, 404, 429)})
     def get(self, request: Request, slug: str) -> Response:
         sources = source_list(guru=guru_for(request, slug))
-        paginator = Pagination()
+        paginator = SourcePagination()
         page = paginator.paginate_queryset(sources, request, view=self)
         return paginator.get_paginated_response(SourceOutputSerializer(page, many=True).data)
 
     @extend_schema(
         operation_id="data_sources_create", summary="Add data sources", tags=["data sources"],
-        description="Each item is added on its own; items that fail are listed in `errors`. When none is "
-                    f"added the answer is an error. At most {MAX_ITEMS} items, URLs up to {MAX_URL_LENGTH} "
-                    "characters, PDFs up to OPENGURU_MAX_PDF_BYTES (413 `too_large`). Indexing runs in the "
-                    "background: poll the source's status.",
-        request={"application/json": SourcesCreateSerializer, "multipart/form-data": SourcesUploadSerializer},
-        responses={201: CreatedSerializer, **errors(400, 401, 403, 404, 409, 413, 429)},
+        description="Gurubase-compatible: answers 200 with one `results` entry per item (`success`, `exists` or "
+                    "`error` with a `message`); one bad item does not drop the others. Lists may be JSON lists, "
+                    "JSON-encoded strings or repeated form fields. At most "
+                    f"{MAX_ITEMS} items, URLs up to {MAX_URL_LENGTH} characters, PDFs up to "
+                    "OPENGURU_MAX_PDF_BYTES (413 `too_large`). Indexing runs in the background: poll the source's "
+                    "status.",
+        request=_FORMS, responses={200: CreatedSerializer, **errors(400, 401, 403, 404, 413, 429)},
     )
     def post(self, request: Request, slug: str) -> Response:
         guru = guru_for(request, slug)
-        if isinstance(request.data, QueryDict):
-            serializer: serializers.Serializer = SourcesUploadSerializer(
-                data=multipart_payload(request.data, files=request.FILES))
-        elif isinstance(request.data, dict):
-            serializer = SourcesCreateSerializer(data=request.data)
-        else:
-            raise ValidationError("Send a JSON object or a multipart form.")
+        payload = request_payload(request.data, files=request.FILES)
+        if payload is None:
+            raise ValidationError("Send a JSON object or a form.")
+        serializer = (SourcesUploadSerializer if isinstance(request.data, QueryDict) else SourcesCreateSerializer)(
+            data=payload)
         serializer.is_valid(raise_exception=True)
         _check_sizes(serializer.validated_data.get("pdf_files", []))
-        created, failed = _create_all(guru, serializer.validated_data)
-        return _created_response(guru, created, failed)
+        results, created = _create_all(guru, serializer.validated_data)
+        return _created_response(guru, results, created)
 
     @extend_schema(operation_id="data_sources_delete", summary="Delete data sources", tags=["data sources"],
                    parameters=[_IDS_QUERY],

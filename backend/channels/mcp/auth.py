@@ -3,21 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import timedelta
 
 from django.contrib.auth.models import User
 from django.http import HttpRequest
-from django.utils import timezone
 
 from backend.answering.access import Asker, guru_for_asker
-from backend.api.models import APIKey
-from backend.api.services import api_key_hash
+from backend.api.services import api_key_use
 from backend.core.errors import RateLimited, RequestError, Unauthenticated
 from backend.core.ratelimit import hit
 from backend.gurus.models import Guru
 
 HEADER = "X-API-KEY"
-LAST_USED_RESOLUTION = timedelta(minutes=1)
 
 
 @dataclass(frozen=True)
@@ -52,17 +48,13 @@ def key_caller(raw: str, request: HttpRequest) -> Caller:
     raw = raw.strip()
     if not raw:
         raise Unauthenticated(f"Send an API key in the {HEADER} header.")
-    key = APIKey.objects.select_related("user").filter(key_hash=api_key_hash(raw)).first()
-    if key is None or key.revoked_at is not None or not key.user.is_active:
+    key = api_key_use(raw)
+    if key is None:
         raise Unauthenticated("Invalid or revoked API key.")
     decision = hit(f"api-key:{key.pk}", limit=key.rate_limit_per_minute)
     if not decision.allowed:
         raise RequestError(429, RateLimited.code, f"This API key is limited to {key.rate_limit_per_minute} "
                            "requests a minute.", {"Retry-After": str(decision.retry_after)})
-    now = timezone.now()
-    if key.last_used_at is None or now - key.last_used_at > LAST_USED_RESOLUTION:
-        # Written at most once a minute, so a busy key does not turn every request into a write.
-        APIKey.objects.filter(pk=key.pk).update(last_used_at=now)
     asker = Asker(user=key.user, maintainer_only=True, key_guru_id=key.guru_id)
     return Caller(asker=asker, user=key.user, request=request)
 

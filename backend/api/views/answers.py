@@ -29,9 +29,11 @@ class AnswerInput(serializers.Serializer):
     """The request as documented; it is read by backend.channels.request, like every channel's."""
 
     question = serializers.CharField(max_length=MAX_QUESTION_CHARS)
-    stream = serializers.BooleanField(default=False, allow_null=True, help_text="Stream the answer's markdown (text/event-stream).")
-    session_id = serializers.RegexField(SESSION_PATTERN, required=False, allow_null=True, allow_blank=True,
-                                        help_text="Continue this conversation (its UUID); empty or null: a new one.")
+    stream = serializers.BooleanField(default=False, allow_null=True,
+                                      help_text="Stream the answer's markdown (text/event-stream).")
+    session_id = serializers.RegexField(
+        SESSION_PATTERN, required=False, allow_null=True, allow_blank=True,
+        help_text="Continue this conversation (its UUID); empty or null: a new one.")
     fetch_existing = serializers.BooleanField(default=False, allow_null=True, help_text=(
         "Return the latest stored answer to this question text (in this session when given) instead of a new "
         "one; when there is none, a new answer is made as if it were false."))

@@ -19,6 +19,9 @@ from backend.pipeline.errors import ServiceError
 logger = logging.getLogger(__name__)
 
 MAX_SUGGESTIONS = 3
+# At or above this cosine an example says what the visitor just asked in other words (all-MiniLM-L6-v2:
+# "How do I retry a task?" ~ "How can I re-run a failed task?" 0.83; a merely related question ~0.4-0.6).
+PARAPHRASE_COSINE = 0.8
 _VECTOR_TTL_S = 24 * 3600  # example vectors change only when the wording or the embedder does (both in the key)
 
 
@@ -56,8 +59,9 @@ def _example_vectors(texts: list[str]) -> np.ndarray:
 
 
 def _ranked(texts: list[str], asked: Question) -> list[str]:
-    """`texts` by similarity to the asked question (vectors are unit length: the dot product is the cosine);
-    in the maintainer's order when the embedder is unavailable, since a suggestion must never fail an answer."""
+    """`texts` by similarity to the asked question (vectors are unit length: the dot product is the cosine),
+    without those that only rephrase it; in the maintainer's order when the embedder is unavailable, since a
+    suggestion must never fail an answer."""
     try:
         query = question_vectors([asked])[0]
         examples = _example_vectors(texts)
@@ -67,7 +71,8 @@ def _ranked(texts: list[str], asked: Question) -> list[str]:
     if examples.shape[1] != query.shape[0]:
         return texts
     scores = examples @ query
-    return [texts[i] for i in sorted(range(len(texts)), key=lambda i: -float(scores[i]))]
+    order = sorted(range(len(texts)), key=lambda i: -float(scores[i]))
+    return [texts[i] for i in order if float(scores[i]) < PARAPHRASE_COSINE]
 
 
 def follow_up_suggestions(*, guru: Guru, binge_id: uuid.UUID | None, slug: str, question_text: str) -> list[str]:
@@ -78,6 +83,6 @@ def follow_up_suggestions(*, guru: Guru, binge_id: uuid.UUID | None, slug: str, 
     last, asked = _asked(guru, binge_id, slug)
     seen = {_key(text) for text in [*asked, question_text] if text}
     fresh = [text for text in examples if _key(text) not in seen]
-    if len(fresh) > 1 and last is not None:
+    if fresh and last is not None:
         fresh = _ranked(fresh, last)
     return fresh[:MAX_SUGGESTIONS]

@@ -71,6 +71,12 @@ def test_follow_ups_are_related_examples_not_yet_asked(widget: WidgetId, guru: G
     assert len(suggestions) == 3 and suggestions[0] == "How do I monitor workers?"
 
 
+def test_follow_ups_leave_out_an_example_that_rephrases_the_question(widget: WidgetId, guru: Guru) -> None:
+    last = asked(guru, "After a failure, how do I retry a task?")  # the 3rd example, reworded
+    suggestions = suggest(widget, {"binge_id": None, "question_slug": last.slug, "question_text": "x"})
+    assert "How do I retry a task after a failure?" not in suggestions and len(suggestions) == 3
+
+
 def test_follow_ups_skip_everything_asked_in_the_conversation(widget: WidgetId, guru: Guru) -> None:
     first = asked(guru, "How many times is a task retried at most?")
     binge = first.binge

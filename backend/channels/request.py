@@ -85,10 +85,19 @@ def optional_text(data: Mapping[str, Any], name: str, limit: int = MAX_SLUG_CHAR
     return value
 
 
+def _single_valued(form: QueryDict, names: tuple[str, ...]) -> None:
+    """A form field sent twice is ambiguous (which one counts?): refused rather than guessed."""
+    for name in names:
+        if len(form.getlist(name)) > 1:
+            raise RequestError(400, f"invalid_{name}", f"`{name}` was sent more than once.")
+
+
 def question_input(data: object, *, session: tuple[str, ...] = ("session_id",)) -> QuestionInput:
     """The question request in `data` (a JSON object or a form), or the RequestError that refuses it."""
     if not isinstance(data, Mapping):
         raise RequestError(400, "invalid_json", "The body must be a JSON object.")
+    if isinstance(data, QueryDict):
+        _single_valued(data, ("question", *session, "stream", "fetch_existing"))
     try:
         text = clean_question(data.get("question"))
     except InvalidQuestion as exc:

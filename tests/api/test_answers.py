@@ -117,3 +117,12 @@ def test_a_questions_filter_that_is_not_a_boolean_is_a_400(api: APIClient, guru_
     assert api.get("/api/v1/guru-a/questions/?out_of_context=false").status_code == 200
     response = api.get("/api/v1/guru-a/questions/?out_of_context=maybe")
     assert response.status_code == 400 and response.json()["code"] == "invalid"
+
+
+def test_a_form_field_sent_twice_is_refused_not_guessed(api: APIClient, guru_a: Guru) -> None:
+    body = "question=hi&fetch_existing=true&fetch_existing="
+    response = api.generic("POST", "/api/v1/guru-a/answer/", body, content_type="application/x-www-form-urlencoded")
+    assert response.status_code == 400 and response.json()["code"] == "invalid_fetch_existing"
+    once = api.generic("POST", "/api/v1/guru-a/answer/", "question=&stream=on",
+                       content_type="application/x-www-form-urlencoded")
+    assert once.status_code == 400 and once.json()["code"] == "invalid_question"

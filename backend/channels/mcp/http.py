@@ -3,27 +3,31 @@
 The transport is stateless (every POST is a whole exchange): the web tier runs several worker processes
 and, behind nginx, several containers, so an MCP session held in one process's memory would break. A
 conversation still continues: `ask` returns a session_id that lives in the database.
+
+The SDK is imported and its session manager started on the first /mcp request, not at start-up: it costs
+each web process about half a second of CPU, which most processes never need.
 """
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from asgiref.sync import sync_to_async
 from django.core.exceptions import DisallowedHost
 from django.core.handlers.asgi import ASGIRequest
-from mcp.server.mcpserver import Context
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-from mcp.server.transport_security import TransportSecuritySettings
 
 from backend.channels.errors import error_body, error_headers
 from backend.channels.mcp.auth import HEADER, Caller, key_caller
-from backend.channels.mcp.server import build_server
 from backend.core.db import release_connections
 from backend.core.errors import AppError, RequestError
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import Context
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 logger = logging.getLogger(__name__)
 
@@ -69,13 +73,17 @@ async def _refuse(exc: AppError, send: Any) -> None:
 class McpMount:
     """Routes /mcp and /mcp/… to the MCP transport and everything else to `app`.
 
-    It also runs the SDK's session manager for the length of the ASGI lifespan, as the SDK requires
-    (its task group serves every request). A fresh server per lifespan: a manager runs only once.
+    The SDK's session manager (its task group serves every request) runs in a task of its own from the first
+    /mcp request until the ASGI lifespan shuts down; without a lifespan, /mcp answers 503.
     """
 
     def __init__(self, app: Any) -> None:
         self.app = app
+        self._serving = False
         self._manager: StreamableHTTPSessionManager | None = None
+        self._stop: asyncio.Event | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._starting: asyncio.Lock | None = None
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
@@ -86,22 +94,52 @@ class McpMount:
             await self.app(scope, receive, send)
 
     async def _lifespan(self, scope: Any, receive: Any, send: Any) -> None:
-        server = build_server(_caller_of)
-        # Host checks are Django's ALLOWED_HOSTS (in _authenticate), not the SDK's loopback-only default.
-        server.streamable_http_app(stateless_http=True, transport_security=TransportSecuritySettings(
-            enable_dns_rebinding_protection=False))
-        manager = server.session_manager
-        async with manager.run():
-            self._manager = manager
-            try:
-                await self.app(scope, receive, send)
-            finally:
-                self._manager = None
+        async def receive_and_stop() -> Any:
+            message = await receive()
+            if message.get("type") == "lifespan.shutdown":
+                await self._stop_manager()  # before the app says it has shut down
+            return message
+
+        self._serving = True
+        try:
+            await self.app(scope, receive_and_stop, send)
+        finally:
+            self._serving = False
+            await self._stop_manager()
+
+    async def _started(self) -> StreamableHTTPSessionManager | None:
+        if self._manager is None and self._serving:
+            self._starting = self._starting or asyncio.Lock()
+            async with self._starting:
+                if self._manager is None and self._task is None:
+                    # Here, not at the top: the SDK costs every web process ~0.5 s of CPU at start-up.
+                    from backend.channels.mcp import server
+                    ready, self._stop = asyncio.Event(), asyncio.Event()
+                    self._task = asyncio.create_task(self._run(server.http_session_manager(_caller_of), ready))
+                    await ready.wait()
+        return self._manager
+
+    async def _run(self, manager: StreamableHTTPSessionManager, ready: asyncio.Event) -> None:
+        try:
+            async with manager.run():
+                self._manager = manager
+                ready.set()
+                assert self._stop is not None
+                await self._stop.wait()
+        finally:
+            self._manager = None
+            ready.set()  # a manager that failed to start must not leave the first request waiting
+
+    async def _stop_manager(self) -> None:
+        task, self._task = self._task, None
+        if task is not None and self._stop is not None:
+            self._stop.set()
+            await task
 
     async def _serve(self, scope: Any, receive: Any, send: Any) -> None:
-        manager = self._manager
+        manager = await self._started()
         if manager is None:
-            await _refuse(RequestError(503, "unavailable", "The MCP endpoint starts with the server's ASGI "
+            await _refuse(RequestError(503, "unavailable", "The MCP endpoint runs with the server's ASGI "
                                        "lifespan, which is not running (uvicorn --lifespan off?)."), send)
             return
         try:

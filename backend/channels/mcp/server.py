@@ -11,6 +11,8 @@ from typing import Annotated, Any, TypeVar
 import anyio
 from django.db import close_old_connections
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel, Field
 
@@ -91,3 +93,12 @@ def build_server(caller_of: CallerOf) -> MCPServer:
         return await _result(lambda: tools.list_gurus(caller))
 
     return server
+
+
+def http_session_manager(caller_of: CallerOf) -> StreamableHTTPSessionManager:
+    """A fresh server's streamable HTTP session manager (a manager runs only once), stateless: several web
+    workers serve /mcp/. Host checks are Django's ALLOWED_HOSTS, not the SDK's loopback-only default."""
+    server = build_server(caller_of)
+    server.streamable_http_app(stateless_http=True, transport_security=TransportSecuritySettings(
+        enable_dns_rebinding_protection=False))
+    return server.session_manager

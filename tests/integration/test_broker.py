@@ -80,14 +80,22 @@ def test_an_unreadable_message_is_set_aside_and_the_worker_keeps_consuming(data_
     assert "was set aside" in (tmp_path / "worker.log").read_text()
 
 
+def _claims(data_dir: Path) -> list[Path]:
+    """Messages a consumer has claimed and not acknowledged (the broker's unacked/<owner>/ folders)."""
+    return list((data_dir / "broker" / "unacked").glob("*/*.msg"))
+
+
 def test_tasks_held_by_a_sigkilled_worker_are_redelivered(data_dir: Path, tmp_path: Path) -> None:
     env, out, log = broker_env(data_dir), tmp_path / "ran.txt", tmp_path / "worker.log"
     worker = start_worker(env, log)
     count = 20
     try:
         assert publish(env, prefix="slow", count=count, out=out, delay=0.5).wait(timeout=60) == 0
-        wait_for(lambda: len(recorded(out)) >= 3, timeout=60, what="the first tasks")
-        kill_group(worker)  # mid-task: two tasks running, more prefetched, none acknowledged
+        # Mid-task: claims on disk are tasks running (acks_late, prefetch 1). Between two tasks a busy worker
+        # may hold none, and a kill then leaves nothing to put back: wait until it holds some.
+        wait_for(lambda: len(recorded(out)) >= 3 and bool(_claims(data_dir)), timeout=60, what="tasks running")
+        kill_group(worker)
+        assert _claims(data_dir), "the worker held no claim when it was killed"
         done_before = set(recorded(out))
         assert len(done_before) < count
         worker = start_worker(env, log)

@@ -4,13 +4,13 @@ Every operation of the OpenAPI document runs with a real API key: no 5xx, respon
 the documented schema and status codes, invalid input is refused, every error has the project's shape, and
 the operation refuses a request without the key. The schema is built with drf-spectacular's generator at
 import (the document /api/schema/ serves) because fetching it over WSGI at collection time would need the
-database; requests go to the WSGI app in-process. The whole module keeps to FUZZ_BUDGET_SECONDS.
+database; requests go to the WSGI app in-process. The job is bounded by hypothesis's example count (EXAMPLES
+per operation and media type, derandomized), not by a wall-clock assertion, which a busy CI machine made flaky.
 """
 
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -41,9 +41,8 @@ from tests.factories import DataSourceFactory
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]  # streamed answers run in a thread
 
 SLUG = "guru-a"  # the conftest's guru A
-FUZZ_BUDGET_SECONDS = 90.0  # the whole module on 2 busy cores; about 30 s on an idle one
 EXAMPLES = 30  # per operation, positive and negative together
-_STARTED = time.monotonic()
+_CALLS: dict[str, int] = {}  # operation label -> generated cases run
 
 
 def _document() -> dict[str, Any]:
@@ -116,6 +115,7 @@ def api_key(maintainer: Any, guru_a: Guru, make_key: KeyMaker, settings: Setting
 def test_api_conforms_to_its_schema(case: Any, api_key: str) -> None:
     if case.operation.label == "PATCH /api/v1/gurus/{slug}/" and isinstance(case.body, dict):
         case.body.pop("slug", None)  # a rename would send every later request to a guru that no longer exists
+    _CALLS[case.operation.label] = _CALLS.get(case.operation.label, 0) + 1
     checks = [c for c in CHECKS if not (c is negative_data_rejection and _lenient_by_design(case))]
     case.call_and_validate(headers={"X-API-KEY": api_key}, checks=checks)
 
@@ -159,6 +159,6 @@ def test_the_fuzzed_document_lists_every_api_route() -> None:
     assert served == documented
 
 
-def test_the_fuzz_job_keeps_to_its_budget() -> None:
-    elapsed = time.monotonic() - _STARTED
-    assert elapsed < FUZZ_BUDGET_SECONDS, f"the fuzz module took {elapsed:.0f} s"
+def test_the_fuzz_job_reached_every_operation() -> None:
+    # Runs after the fuzz test in this module: no operation was skipped by the generator.
+    assert set(_CALLS) == {f"{method} {path}" for method, path in _operations(_document())}, _CALLS

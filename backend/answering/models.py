@@ -41,6 +41,8 @@ class Binge(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="binges"
     )
     channel = models.CharField(max_length=10, choices=Channel.choices, default=Channel.WEB)
+    # Where a chat conversation happens, for people reading the Questions tab: "Acme · #support".
+    place = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(auto_now=True)
 

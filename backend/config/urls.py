@@ -17,6 +17,7 @@ urlpatterns = [
     path("", include("backend.answering.urls")),
     path("", include("backend.api.urls")),
     path("", include("backend.widget.urls")),
+    path("", include("backend.channels.slack.urls")),
     path("accounts/login/", account_views.LoginView.as_view(), name="login"),
     path("accounts/password/", account_views.PasswordChangeView.as_view(), name="password_change"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),

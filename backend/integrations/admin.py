@@ -9,7 +9,7 @@ from backend.integrations.models import Integration, Thread
 class IntegrationAdmin(admin.ModelAdmin):
     list_display = ["__str__", "kind", "guru", "allow_dm", "created_at"]
     list_filter = ["kind"]
-    exclude = ["access_token", "refresh_token", "signing_secret"]
+    exclude = ["access_token", "refresh_token", "signing_secret", "app_token", "client_secret"]
 
 
 @admin.register(Thread)

@@ -204,6 +204,7 @@ LOGGING: dict[str, Any] = {
 
 from backend.config.settings.components.cache import *  # noqa: E402,F403
 from backend.config.settings.components.celery import *  # noqa: E402,F403
+from backend.config.settings.components.chat import *  # noqa: E402,F403
 from backend.config.settings.components.ingest import *  # noqa: E402,F403
 from backend.config.settings.components.metrics import *  # noqa: E402,F403
 from backend.config.settings.components.models import *  # noqa: E402,F403

@@ -1,0 +1,1 @@
+"""The Slack channel: events in (HTTP or Socket Mode), answers streamed into threads, feedback back."""

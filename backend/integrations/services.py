@@ -44,6 +44,13 @@ def _checked(token: str, prefix: str, label: str) -> str:
     return token
 
 
+def _secret(value: str, label: str) -> str:
+    value = value.strip()
+    if not 8 <= len(value) <= 200 or any(c.isspace() for c in value):
+        raise SetupError(f"Paste the app's {label} (Basic Information → App Credentials).")
+    return value
+
+
 def _integration(guru: Guru) -> Integration:
     found = Integration.objects.filter(guru=guru, kind=IntegrationKind.SLACK).first()
     return found or Integration(guru=guru, kind=IntegrationKind.SLACK)
@@ -62,9 +69,7 @@ def slack_connect(*, guru: Guru, tokens: PastedTokens, site_url: str) -> Integra
     bot_token = _checked(tokens.bot_token, "xoxb-", "bot token")
     socket = tokens.transport == Transport.SOCKET
     app_token = _checked(tokens.app_token, "xapp-", "app-level token") if socket else ""
-    signing_secret = tokens.signing_secret.strip()
-    if not socket and not (8 <= len(signing_secret) <= 200 and signing_secret.isalnum()):
-        raise SetupError("Paste the app's signing secret (Basic Information → App Credentials).")
+    signing_secret = "" if socket else _secret(tokens.signing_secret, "signing secret")
     web = slack_web(bot_token)
     try:
         identity = web.identity()
@@ -92,16 +97,13 @@ def _state(guru: Guru) -> tuple[str, str]:
 def slack_oauth_begin(*, guru: Guru, client_id: str, client_secret: str, signing_secret: str, redirect_uri: str,
                       site_url: str) -> tuple[str, str]:
     """Keep the app's credentials and return (Slack's authorize URL, the nonce the browser session must hold)."""
-    client_id, client_secret = client_id.strip(), client_secret.strip()
+    client_id = client_id.strip()
     if not (client_id.replace(".", "").isdigit() and 0 < len(client_id) <= 100):
         raise SetupError("The client id is two numbers joined by a dot (Basic Information → App Credentials).")
-    if not (client_secret.isalnum() and 8 <= len(client_secret) <= 200):
-        raise SetupError("Paste the app's client secret (Basic Information → App Credentials).")
-    if not (signing_secret.strip().isalnum() and 8 <= len(signing_secret.strip()) <= 200):
-        raise SetupError("Paste the app's signing secret (Basic Information → App Credentials).")
     integration = _integration(guru)
-    integration.client_id, integration.client_secret = client_id, client_secret
-    integration.signing_secret, integration.transport = signing_secret.strip(), Transport.EVENTS
+    integration.client_id, integration.client_secret = client_id, _secret(client_secret, "client secret")
+    integration.signing_secret = _secret(signing_secret, "signing secret")
+    integration.transport = Transport.EVENTS
     integration.site_url = site_url
     integration.save()
     nonce, state = _state(guru)

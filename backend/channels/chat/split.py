@@ -36,7 +36,9 @@ def split_message(text: str, limit: int, atomic: re.Pattern[str] | None = None) 
     than a part is cut. A cut inside a fenced code block closes the fence at the end of the part and reopens
     it, with the same opening line, at the start of the next; those lines count in the limit. Only whitespace
     at the cuts is dropped. No cut falls strictly inside a match of `atomic` (a link, an entity) unless the
-    match alone is longer than a part.
+    match alone is longer than a part. Two cases cannot be helped: a fence marker wider than a quarter of the
+    limit is neither closed nor reopened, and a run of backticks or tildes longer than a part, cut, leaves a
+    fence line in the next part.
     """
     if limit < MIN_LIMIT:
         raise ValueError(f"limit must be at least {MIN_LIMIT} characters, got {limit}")
@@ -86,7 +88,7 @@ def _repeatable(fence: Fence, limit: int) -> bool:
 
 def _choose(rest: str, fence: Fence | None, budget: int, limit: int, atomic: re.Pattern[str] | None) -> _Cut:
     """The best cut that fits: the latest of the best kind in the second half of the part, else the latest."""
-    spans = [match.span() for match in atomic.finditer(rest, 0, budget + 1)] if atomic is not None else []
+    spans = _spans(rest, budget, atomic)
     first = len(rest) - len(rest.lstrip())
 
     def fits(cut: _Cut) -> bool:
@@ -103,6 +105,16 @@ def _choose(rest: str, fence: Fence | None, budget: int, limit: int, atomic: re.
     if fitting:
         return max(fitting, key=lambda cut: (cut.pos, -cut.rank))
     return _hard_cut(rest, fence, budget, limit, spans)
+
+
+def _spans(rest: str, budget: int, atomic: re.Pattern[str] | None) -> list[tuple[int, int]]:
+    """The matches of `atomic` that start within the part (they may reach past it)."""
+    spans: list[tuple[int, int]] = []
+    for match in atomic.finditer(rest) if atomic is not None else ():
+        if match.start() > budget:
+            break
+        spans.append(match.span())
+    return spans
 
 
 def _candidates(rest: str, fence: Fence | None, budget: int) -> Iterator[_Cut]:

@@ -9,10 +9,12 @@ from decimal import Decimal
 from typing import Any
 
 from django.db.models import Avg, Case, Count, IntegerField, Max, Q, QuerySet, Sum, Value, When
+from django.db.models.functions import Coalesce
 from django.urls import reverse
 from django.utils import timezone
 
-from backend.answering.models import Channel, Citation, Question
+from backend.answering.models import Citation, Question
+from backend.dashboard.places import channel_label
 from backend.gurus.models import Guru
 from backend.sources.models import DataSource, SourceKind
 
@@ -153,9 +155,10 @@ def _summary(questions: QuerySet[Question]) -> Summary:
 
 
 def _channels(questions: QuerySet[Question]) -> list[tuple[str, int]]:
-    rows = questions.values("channel").annotate(n=Count("id")).order_by("-n", "channel")
-    labels = dict(Channel.choices)
-    return [(labels.get(row["channel"], row["channel"]), row["n"]) for row in rows]
+    """Questions per channel; a chat channel per place, e.g. "Slack · Acme · #general" (other channels have none)."""
+    rows = (questions.values("channel", place=Coalesce("binge__place", Value(""))).annotate(n=Count("id"))
+            .order_by("-n", "channel", "place"))
+    return [(channel_label(row["channel"], row["place"]), row["n"]) for row in rows]
 
 
 def _safe_link(link: object) -> str:

@@ -7,13 +7,14 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from backend.answering.models import Channel, Question
+from backend.dashboard.places import question_place
 from backend.dashboard.questions.selectors import question_list
 from backend.gurus.models import Guru
 
 HEADER = ("id", "asked_at", "channel", "question", "user_question", "answer", "status", "trust_score", "feedback",
-          "latency_ms", "cost_usd", "references")
+          "latency_ms", "cost_usd", "references", "place")
 COLUMNS = ("id", "created_at", "channel", "question", "user_question", "content", "out_of_context", "trust_score",
-           "feedback", "latency_ms", "cost_usd", "references")
+           "feedback", "latency_ms", "cost_usd", "references", "binge__place")
 MAX_ROWS = 100_000  # a bound on one download; the filters narrow bigger guru histories
 FETCH_BATCH = 500
 # A cell starting with one of these is read as a formula by spreadsheet programs (CSV injection).
@@ -53,7 +54,7 @@ def question_row(question: Question) -> list[str]:
         question.pk, question.created_at.isoformat(), _CHANNELS.get(question.channel, question.channel),
         question.question, question.user_question, question.content, _status(question), question.trust_score,
         _FEEDBACK.get(question.feedback or 0, ""), question.latency_ms, question.cost_usd,
-        _references(question.references))
+        _references(question.references), question_place(question))
     return [safe_cell(value) for value in values]
 
 

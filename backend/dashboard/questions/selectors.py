@@ -13,13 +13,14 @@ from django.shortcuts import get_object_or_404
 from backend.answering.citations import references_marked
 from backend.answering.feedback import MAX_ID
 from backend.answering.models import Question
+from backend.dashboard.places import question_channel
 from backend.gurus.models import Guru
 
 PAGE_SIZE = 50
 MAX_SESSION_TURNS = 50
 # The list reads only what its columns show: the answer text, references and telemetry stay in the database.
 LIST_COLUMNS = ("id", "question", "user_question", "created_at", "channel", "trust_score", "latency_ms", "cost_usd",
-                "feedback", "out_of_context", "parent_id", "intent")
+                "feedback", "out_of_context", "parent_id", "intent", "binge__place")
 FEEDBACK_FILTERS = {"up": Q(feedback=1), "down": Q(feedback=-1), "some": Q(feedback__isnull=False),
                     "none": Q(feedback__isnull=True)}
 STAGE_ORDER = ("understand_ms", "retrieve_ms", "embed_ms", "search_ms", "rerank_ms", "grade_ms", "first_token_ms",
@@ -33,6 +34,7 @@ class QuestionRow:
 
     question: Question
     trust_level: str  # a dashboard.css badge class: ok, warn, error, or "" without a score
+    channel: str = ""  # "Slack · Acme · #general" for a chat thread, else the channel's name
 
 
 def trust_level(question: Question, threshold: float) -> str:
@@ -56,14 +58,15 @@ def question_list(*, guru: Guru, filters: dict[str, Any]) -> QuerySet[Question]:
         questions = questions.filter(FEEDBACK_FILTERS[feedback])
     if (below := filters.get("trust_below")) is not None:
         questions = questions.filter(trust_score__lt=below / 100)
-    return questions.only(*LIST_COLUMNS).order_by("-created_at", "-id")
+    # The session comes in the same query: a chat question's channel is named with its workspace and channel.
+    return questions.select_related("binge").only(*LIST_COLUMNS).order_by("-created_at", "-id")
 
 
 def question_page(*, guru: Guru, filters: dict[str, Any], page: str | None,
                   threshold: float) -> tuple[Page, list[QuestionRow]]:
     """One page of the list (a count and a page query) and its rows."""
     paged = Paginator(question_list(guru=guru, filters=filters), PAGE_SIZE).get_page(page)
-    rows = [QuestionRow(q, trust_level(q, threshold)) for q in paged.object_list]
+    rows = [QuestionRow(q, trust_level(q, threshold), question_channel(q)) for q in paged.object_list]
     return paged, rows
 
 
@@ -71,7 +74,7 @@ def question_detail(*, guru: Guru, question_id: int) -> Question:
     """One question of the guru with everything but its cached vector; another guru's question is a 404."""
     if not 0 < question_id <= MAX_ID:
         raise Http404("No such question.")
-    return get_object_or_404(Question.objects.defer("embedding"), guru=guru, pk=question_id)
+    return get_object_or_404(Question.objects.select_related("binge").defer("embedding"), guru=guru, pk=question_id)
 
 
 def session_turns(question: Question) -> list[Question]:

@@ -11,6 +11,7 @@ from django.views.decorators.http import require_GET
 
 from backend.answering.selectors import thresholds_for
 from backend.dashboard.access import guru_view
+from backend.dashboard.places import question_channel
 from backend.dashboard.questions.export import csv_lines
 from backend.dashboard.questions.forms import QuestionFilterForm
 from backend.dashboard.questions.gaps import DEFAULT_SIMILARITY, gap_report
@@ -55,7 +56,8 @@ def question_detail_view(request: HttpRequest, guru: Guru, question_id: int) -> 
     _, threshold = thresholds_for(guru)
     references = reference_rows(question)
     return render(request, "dashboard/questions/detail.html", {
-        "guru": guru, "question": question, "trust_level": trust_level(question, threshold),
+        "guru": guru, "question": question, "channel": question_channel(question),
+        "trust_level": trust_level(question, threshold),
         "threshold": round(threshold * 100), "references": references,
         "timings": timing_rows(question), "usage": usage_rows(question), "turns": session_turns(question),
         "cache_hit": bool(isinstance(question.timings, dict) and question.timings.get("cache_hit")),

@@ -1,4 +1,4 @@
-"""Fixtures of the Slack bot tests: a fake Slack on 127.0.0.1, an indexed guru connected to it, signed posts."""
+"""Slack bot test fixtures (shared by tests/channels/conftest.py): a fake Slack, a connected guru, signed posts."""
 
 from __future__ import annotations
 
@@ -38,14 +38,14 @@ def slack(settings: SettingsWrapper) -> Iterator[FakeSlack]:
 
 
 @pytest.fixture
-def model(settings: SettingsWrapper, openai_server: OpenAIFakeServer) -> OpenAIFakeServer:
+def slack_model(settings: SettingsWrapper, openai_server: OpenAIFakeServer) -> OpenAIFakeServer:
     openai_server.script = ChannelScript()
     settings.OPENGURU_LLM = openai_server.llm_settings()
     return openai_server
 
 
 @pytest.fixture
-def guru(django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks) -> Guru:
+def slack_guru(django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks) -> Guru:
     return make_indexed_guru(django_capture_on_commit_callbacks)
 
 
@@ -58,8 +58,8 @@ def connect(guru: Guru, slack: FakeSlack, transport: str = Transport.EVENTS) -> 
 
 
 @pytest.fixture
-def integration(guru: Guru, slack: FakeSlack, model: OpenAIFakeServer) -> Integration:
-    return connect(guru, slack)
+def integration(slack_guru: Guru, slack: FakeSlack, slack_model: OpenAIFakeServer) -> Integration:
+    return connect(slack_guru, slack)
 
 
 def post_event(client: Client, slack: FakeSlack, payload: dict[str, Any], *, timestamp: int | None = None,

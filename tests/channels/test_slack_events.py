@@ -17,11 +17,7 @@ from tests.channels.slack_support import (
     AUTO,
     ELSEWHERE,
     INTERACTIVITY,
-    guru,  # noqa: F401  (fixtures)
-    integration,  # noqa: F401
-    model,  # noqa: F401
     post_event,
-    slack,  # noqa: F401
 )
 from tests.fakes.openai_server import OpenAIFakeServer
 from tests.fakes.slack_server import FakeSlack
@@ -82,14 +78,14 @@ def test_a_mention_is_answered_in_its_thread_streamed_natively_with_trust_source
 
 
 def test_a_follow_up_in_the_thread_continues_the_conversation_and_a_new_thread_starts_another(
-        client: Client, slack: FakeSlack, integration: Integration, model: OpenAIFakeServer) -> None:
+        client: Client, slack: FakeSlack, integration: Integration, slack_model: OpenAIFakeServer) -> None:
     first = _mention(client, slack)
     _mention(client, slack, "and the delay?", thread_ts=str(first["ts"]))
     other = _mention(client, slack, "How do I retry a task, again?")
     first_q, follow_up, fresh = Question.objects.order_by("pk")
     assert follow_up.binge_id == first_q.binge_id and fresh.binge_id != first_q.binge_id
     assert Thread.objects.count() == 2
-    history = " ".join(text for _, text in model.script.requests[-2].messages)
+    history = " ".join(text for _, text in slack_model.script.requests[-2].messages)
     assert QUESTION in history or ANSWER[:20] in history  # the follow-up was asked with the thread's history
     assert slack.streams()[1].thread_ts == first["ts"] and slack.streams()[2].thread_ts == other["ts"]
 
@@ -152,8 +148,8 @@ def test_feedback_buttons_and_reactions_are_recorded_on_the_question(client: Cli
 
 
 def test_where_streaming_is_unavailable_the_answer_is_edited_in_then_formatted_for_slack(
-        client: Client, slack: FakeSlack, integration: Integration, model: OpenAIFakeServer) -> None:
-    model.script.answer = "Use **self.retry()** [1]:\n\n```python\nself.retry(countdown=5)\n```\n\nSee [docs](https://docs.celeryq.dev)."
+        client: Client, slack: FakeSlack, integration: Integration, slack_model: OpenAIFakeServer) -> None:
+    slack_model.script.answer = "Use **self.retry()** [1]:\n\n```python\nself.retry(countdown=5)\n```\n\nSee [docs](https://docs.celeryq.dev)."
     slack.disable_streaming()
     event = _mention(client, slack)
     updates = slack.calls("chat.update")

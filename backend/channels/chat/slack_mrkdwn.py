@@ -70,10 +70,10 @@ def to_mrkdwn(markdown: str) -> str:
             out.extend(_table(lines[index - 1 : end]))
             index = end
         else:
-            out.append(_block_line(line))
+            out.append(_block_line(line).rstrip())
     if fence is not None:
         out.append("```")  # An answer cut off inside a code block still shows a closed block.
-    return "\n".join(line.rstrip() for line in out).strip("\n")
+    return "\n".join(out).strip("\n")
 
 
 def slack_sections(markdown: str, limit: int = SECTION_TEXT_LIMIT) -> list[str]:

@@ -22,7 +22,7 @@ from backend.channels.slack.inbound import take_action, take_in
 from backend.integrations.models import Integration, IntegrationKind, Transport
 from backend.integrations.services import health_error, slack_web
 
-logger = logging.getLogger("openguru.slack_socket")
+logger = logging.getLogger(__name__)
 
 
 def _fingerprint(integration: Integration) -> str:
@@ -63,7 +63,7 @@ class SocketSupervisor:
     def _open(self, integration: Integration) -> None:
         web = slack_web(integration.access_token).client
         client = SocketModeClient(app_token=integration.app_token, web_client=web, auto_reconnect_enabled=True,
-                                  logger=logger)
+                                  logger=logging.getLogger("slack_sdk.socket_mode"))
         client.socket_mode_request_listeners.append(_on_request(integration.pk))
         client.on_error_listeners.append(lambda exc: health_error(
             integration=integration, message=f"Socket Mode connection: {type(exc).__name__}: {exc}"[:300]))

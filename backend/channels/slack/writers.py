@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from backend.adapters.slack.web import SlackWeb
-from backend.channels.chat.slack_mrkdwn import slack_sections, to_mrkdwn
+from backend.channels.chat.fences import open_at_end
+from backend.channels.chat.slack_mrkdwn import slack_sections
 
 STREAM_CAP = 10_000  # characters in one streamed message (Slack takes 12,000 per call); then a new message
 SECTIONS_PER_MESSAGE = 12  # 12 × 3,000 characters stays under Slack's 40,000 per message
@@ -32,18 +33,6 @@ class Target:
     thread_ts: str
     team: str
     user: str
-
-
-def _open_fence(text: str) -> str | None:
-    """The opening line of a fenced code block left open at the end of `text`, if any."""
-    fence: str | None = None
-    for line in text.splitlines():
-        stripped = line.strip()
-        if fence is None and stripped.startswith(("```", "~~~")):
-            fence = stripped
-        elif fence is not None and stripped.startswith(fence[:3]) and stripped.strip(fence[0]) == "":
-            fence = None
-    return fence
 
 
 @dataclass
@@ -81,13 +70,13 @@ class Streamed:
 
     def _roll_over(self) -> None:
         """Finish this message and go on in a new one, closing and reopening a code block cut in two."""
-        fence = _open_fence(self._sent)
-        self._stream.stop(text="\n" + fence[:3] if fence else None)
+        fence = open_at_end(self._sent)
+        self._stream.stop(text="\n" + fence.closer if fence else None)
         self.messages.append(self._stream.ts)
         self._open()
         if fence:
-            self._stream.append(fence + "\n")
-            self._sent = fence + "\n"
+            self._stream.append(fence.line + "\n")
+            self._sent = fence.line + "\n"
 
     def finish(self, text: str, footer: list[dict[str, Any]]) -> list[str]:
         if self._stream is None:
@@ -99,6 +88,11 @@ class Streamed:
     @property
     def sent_text(self) -> bool:
         return bool(self._sent) or bool(self.messages)
+
+
+def _preview(markdown: str) -> str:
+    """The start of an answer still being written, cut where no link, entity or code block breaks."""
+    return (slack_sections(markdown, PREVIEW_CHARS) or [""])[0] + " …"
 
 
 @dataclass
@@ -123,10 +117,10 @@ class Updated:
     def append(self, text: str) -> None:
         self.text += text
         if not self.ts:
-            self.ts, self._last = self._post(to_mrkdwn(self.text)[:PREVIEW_CHARS] + " …"), self.clock()
+            self.ts, self._last = self._post(_preview(self.text)), self.clock()
         elif self.clock() - self._last >= self.interval:
             self.target.web.update(channel=self.target.channel, ts=self.ts,
-                                   text=to_mrkdwn(self.text)[:PREVIEW_CHARS] + " …")
+                                   text=_preview(self.text))
             self._last = self.clock()
 
     def finish(self, text: str, footer: list[dict[str, Any]]) -> list[str]:

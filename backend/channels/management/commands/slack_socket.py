@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import signal
 from typing import Any
 
@@ -10,11 +11,16 @@ from django.core.management.base import BaseCommand
 from backend.channels.slack.socket import SocketSupervisor
 
 
+async def _serve() -> None:
+    supervisor = SocketSupervisor()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, supervisor.stopping.set)
+    await supervisor.run()
+
+
 class Command(BaseCommand):
     help = "Connect to Slack over Socket Mode for each integration that uses it (no public URL needed)."
 
     def handle(self, *args: Any, **options: Any) -> None:
-        supervisor = SocketSupervisor()
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(signum, lambda *_: supervisor.stopping.set())
-        supervisor.run()
+        asyncio.run(_serve())

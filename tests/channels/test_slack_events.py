@@ -8,9 +8,12 @@ import time
 
 import pytest
 from django.test import Client
+from pytest_django.fixtures import Settings as SettingsWrapper
 
 from backend.answering.models import Channel, Question
+from backend.core.sidecars import free_port
 from backend.integrations.models import ChatEvent, Integration, Thread
+from backend.integrations.services import slack_disconnect
 from tests.channels.parity_support import ANSWER
 from tests.channels.slack_support import (
     ALLOWED,
@@ -168,3 +171,10 @@ def test_an_uninstall_stops_the_bot_and_shows_on_the_tab(client: Client, slack: 
     assert integration.access_token == "" and "uninstalled" in integration.last_error
     _mention(client, slack)
     assert not Question.objects.exists()
+
+
+def test_disconnect_still_forgets_the_integration_when_slack_is_out_of_reach(
+        settings: SettingsWrapper, integration: Integration) -> None:
+    settings.OPENGURU_SLACK_API_URL = f"http://127.0.0.1:{free_port()}/api/"  # nothing listens there
+    slack_disconnect(integration=integration)
+    assert not Integration.objects.exists()

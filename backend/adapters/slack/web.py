@@ -51,9 +51,11 @@ class SlackChannel:
     private: bool
 
 
-def _error(exc: SlackClientError, method: str) -> SlackError:
+def _error(exc: SlackClientError | OSError, method: str) -> SlackError:
     if isinstance(exc, SlackApiError):
         return SlackError(str(exc.response.get("error") or exc.response.status_code), method)
+    if isinstance(exc, OSError):  # Slack unreachable: urllib's URLError, a timeout, a refused connection
+        return SlackError("connection_failed", method)
     return SlackError(type(exc).__name__, method)
 
 
@@ -70,7 +72,7 @@ class SlackStream:
     def _run(self, method: str, **params: Any) -> None:
         try:
             getattr(self._stream, method)(**params)
-        except SlackClientError as exc:
+        except (SlackClientError, OSError) as exc:
             raise _error(exc, f"chat.{method}Stream") from exc
 
     def task(self, *, task_id: str, title: str, status: str, output: str | None = None) -> None:
@@ -97,7 +99,7 @@ class SlackWeb:
         call = getattr(self.client, method.replace(".", "_"))
         try:
             response = call(**{k: v for k, v in params.items() if v is not None})
-        except SlackClientError as exc:
+        except (SlackClientError, OSError) as exc:
             raise _error(exc, method) from exc
         return dict(response.data) if isinstance(response.data, dict) else {}
 

@@ -1,8 +1,8 @@
-"""Dashboard URLs: channels (API keys, widget ids) and integrations."""
+"""Dashboard URLs: channels (API keys, widget ids) and integrations (the Slack card)."""
 
 from django.urls import path
 
-from backend.dashboard.channels import views
+from backend.dashboard.channels import slack_views, views
 
 _G = "dashboard/g/<slug:slug>"
 urlpatterns = [
@@ -12,5 +12,12 @@ urlpatterns = [
     path(f"{_G}/channels/widgets/new/", views.widget_create, name="widget-create"),
     path(f"{_G}/channels/widgets/<int:pk>/", views.widget_edit, name="widget-edit"),
     path(f"{_G}/channels/widgets/<int:pk>/delete/", views.widget_delete, name="widget-delete"),
-    path(f"{_G}/integrations/", views.integrations, name="integrations"),
+    path(f"{_G}/integrations/", slack_views.integrations, name="integrations"),
+    path(f"{_G}/integrations/slack/connect/", slack_views.slack_connect_view, name="slack-connect"),
+    path(f"{_G}/integrations/slack/oauth/", slack_views.slack_oauth_start, name="slack-oauth-start"),
+    path(f"{_G}/integrations/slack/channels/", slack_views.slack_channels_view, name="slack-channels"),
+    path(f"{_G}/integrations/slack/disconnect/", slack_views.slack_disconnect_view, name="slack-disconnect"),
+    # Fixed, so that one redirect URL in the app's manifest serves every guru: the guru comes from the state.
+    path("dashboard/integrations/slack/oauth/callback/", slack_views.slack_oauth_callback,
+         name="slack-oauth-callback"),
 ]

@@ -1,4 +1,4 @@
-"""Dashboard pages for a guru's channels: API keys, widget ids with snippet and live preview, integrations."""
+"""Dashboard pages for a guru's channels: API keys, widget ids with snippet and live preview (Slack: slack_views)."""
 
 from __future__ import annotations
 
@@ -17,13 +17,11 @@ from backend.dashboard.channels.forms import SCOPE_ALL, APIKeyForm, WidgetIdForm
 from backend.dashboard.channels.selectors import (
     api_key_revocable,
     api_key_rows,
-    guru_integrations,
     guru_widget_id,
     guru_widget_ids,
     preview_widget,
 )
 from backend.gurus.models import Guru
-from backend.integrations.models import IntegrationKind
 from backend.widget.models import WidgetId
 from backend.widget.services import embed_snippet, widget_id_create, widget_id_delete, widget_id_update
 
@@ -124,13 +122,3 @@ def widget_delete(request: HttpRequest, guru: Guru, pk: int) -> HttpResponse:
     widget_id_delete(widget=widget)
     messages.success(request, f"Deleted widget id “{label}”: sites embedding it stop working now.")
     return redirect(reverse("dashboard:channels", args=[guru.slug]) + "#widgets")
-
-
-@guru_view
-@require_GET
-def integrations(request: HttpRequest, guru: Guru) -> HttpResponse:
-    found = guru_integrations(guru=guru)
-    base = request.build_absolute_uri("/").rstrip("/")
-    return render(request, "dashboard/channels/integrations.html", {
-        "guru": guru, "slack": found[IntegrationKind.SLACK], "discord": found[IntegrationKind.DISCORD],
-        "base": base})

@@ -45,9 +45,11 @@
     const label = button.textContent;
     let timer = null;
     button.addEventListener("click", () => {
-      copyText(target.textContent).then(
+      // A textarea (the Slack manifest) holds its text as its value; other targets as their text.
+      const isField = typeof target.value === "string";
+      copyText(isField ? target.value : target.textContent).then(
         () => { button.textContent = "Copied"; },
-        () => { selectText(target); button.textContent = "Press Ctrl+C"; },
+        () => { if (isField) target.select(); else selectText(target); button.textContent = "Press Ctrl+C"; },
       );
       clearTimeout(timer);
       timer = setTimeout(() => { button.textContent = label; }, RESET_MS);

@@ -1,0 +1,111 @@
+"""The Slack card in Chromium: manifest copied, tokens pasted, checked by (a fake) Slack, a channel allowed and saved.
+
+The screenshots are the README's images of the setup (docs/img/slack-setup.png, docs/img/slack-connected.png).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from django.contrib.auth.models import AbstractUser
+
+from backend.gurus.models import Guru
+from backend.integrations.models import Integration, Transport
+from tests.dashboard.slack_support import SIGNING_SECRET
+from tests.factories import GuruFactory, UserFactory
+from tests.fakes.slack_server import FakeSlack
+from tests.support.browser import log_in_as, playwright_sync_api
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Page
+
+expect = playwright_sync_api().expect  # without the package: a loud skip, or a failure under CI=true
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+DOCS_IMG = Path(__file__).resolve().parents[2] / "docs" / "img"
+
+
+@pytest.fixture
+def maintainer() -> AbstractUser:
+    return UserFactory(username="maria")
+
+
+@pytest.fixture
+def guru(maintainer: Any) -> Guru:
+    created: Guru = GuruFactory(slug="celery", name="Celery Guru")
+    created.maintainers.add(maintainer)
+    return created
+
+
+def card_image(page: Page, name: str) -> None:
+    """The Slack card alone, for the README."""
+    DOCS_IMG.mkdir(parents=True, exist_ok=True)
+    page.locator("#slack").screenshot(path=str(DOCS_IMG / name), animations="disabled")
+
+
+def test_slack_setup_from_not_connected_to_a_saved_channel(
+    page: Page, asgi_live_server: str, guru: Guru, maintainer: Any, card_slack: FakeSlack,
+    page_errors: list[str], screenshot: Callable[..., Path],
+) -> None:
+    log_in_as(page, asgi_live_server, maintainer)
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=asgi_live_server)
+    page.goto(f"{asgi_live_server}/dashboard/g/celery/integrations/")
+    card = page.locator("#slack")
+    expect(card.locator(".badge")).to_have_text("not connected")
+
+    # Socket Mode asks for the app-level token and makes a manifest without request URLs; back to the Events API.
+    card.get_by_role("link", name="Socket Mode").click()
+    expect(card.get_by_label("App-level token")).to_be_visible()
+    assert json.loads(card.locator("#slack-manifest").input_value())["settings"]["socket_mode_enabled"] is True
+    card.get_by_role("link", name="Events API").click()
+    expect(card.get_by_role("button", name="Add to Slack")).to_be_visible()
+
+    manifest = card.locator("#slack-manifest").input_value()
+    urls = json.loads(manifest)["settings"]
+    assert urls["event_subscriptions"]["request_url"] == f"{asgi_live_server}/integrations/slack/events/"
+    screenshot("not-connected")
+    card_image(page, "slack-setup.png")
+    copy = card.get_by_role("button", name="Copy the manifest")
+    copy.click()
+    expect(copy).to_have_text("Copied")
+    assert page.evaluate("navigator.clipboard.readText()") == manifest
+    create = card.get_by_role("link", name="Create it at Slack ↗")
+    expect(create).to_have_attribute("href", re.compile(r"^https://api\.slack\.com/apps\?new_app=1&manifest_json="))
+
+    # Step 2 (a): a wrong token is refused with Slack's answer; the fields come back empty.
+    paste = card.locator("form.slack-paste")
+    paste.get_by_label("Bot token").fill("xoxb-not-known-to-slack")
+    paste.get_by_label("Signing secret").fill(SIGNING_SECRET)
+    paste.get_by_role("button", name="Connect").click()
+    expect(paste.locator(".errorlist")).to_contain_text("Slack did not accept the token: invalid_auth.")
+    expect(paste.get_by_label("Bot token")).to_have_value("")
+    paste.get_by_label("Bot token").fill(card_slack.bot_token)
+    paste.get_by_label("Signing secret").fill(SIGNING_SECRET)
+    paste.get_by_role("button", name="Connect").click()
+
+    expect(page.locator(".message.success")).to_contain_text("Connected to the Slack workspace “Acme”")
+    expect(card.locator("header .badge")).to_have_text("connected")
+    expect(card.locator("#slack-last-event")).to_have_text("no event yet — invite the bot to a channel and @mention it")
+    card.get_by_label("#support").check()
+    card.get_by_label("When to answer in support").select_option("auto")
+    card.get_by_role("button", name="Save").click()
+
+    expect(page.locator(".message.success")).to_have_text("Saved: the bot answers in 1 channel.")
+    expect(card.get_by_label("#support")).to_be_checked()
+    expect(card.get_by_label("#general")).not_to_be_checked()
+    expect(card.get_by_label("When to answer in support")).to_have_value("auto")
+    integration = Integration.objects.get()
+    assert integration.transport == Transport.EVENTS
+    assert integration.channels == [{"id": "C0SUPPORT", "name": "support", "mode": "auto"}]
+    content = page.content()
+    for secret in (card_slack.bot_token, SIGNING_SECRET, "xoxb-"):
+        assert secret not in content
+    screenshot("connected")
+    card_image(page, "slack-connected.png")
+    assert page_errors == []

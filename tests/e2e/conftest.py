@@ -23,6 +23,7 @@ from backend.core.sidecars import SidecarUnavailable
 from tests.fakes.http import serve
 from tests.fakes.openai_server import FAKE_CHAT_MODEL, FAKE_EMBED_MODEL, FAKE_OPENAI_KEY, OpenAIFakeServer
 from tests.fakes.site_server import SiteFake
+from tests.fakes.slack_server import FakeSlack
 from tests.support.product import Browser, eventually, sse_events
 from tests.support.topology import StoreUrls, Topology, start_topology
 from tests.support.topology_nginx import nginx_binary
@@ -61,6 +62,7 @@ class Fakes:
     llm: OpenAIFakeServer
     script: TopologyScript
     site: SiteFake
+    slack: FakeSlack
 
 
 @dataclass
@@ -114,9 +116,9 @@ def topology_fakes() -> Iterator[Fakes]:
     script = TopologyScript()
     llm = OpenAIFakeServer(script=script)
     site = SiteFake()
-    with serve(llm.route) as llm_url, serve(site.route) as site_url:
+    with serve(llm.route) as llm_url, serve(site.route) as site_url, FakeSlack() as slack:
         llm.base_url, site.base_url = llm_url, site_url
-        yield Fakes(llm, script, site)
+        yield Fakes(llm, script, site, slack)
 
 
 @pytest.fixture(scope="package")
@@ -135,8 +137,9 @@ def topology(tmp_path_factory: pytest.TempPathFactory, topology_fakes: Fakes) ->
         "OPENGURU_WEB_RATE_LIMIT": str(WEB_RATE_LIMIT),
         # The scale-out test queues four sources of one guru at once; both workers must get some.
         "OPENGURU_INGEST_CONCURRENCY": "4",
+        "OPENGURU_SLACK_API_URL": topology_fakes.slack.api_url, "OPENGURU_SLACK_SOCKET_RESCAN_S": "0.5",
     }
-    running = start_topology(tmp_path_factory.mktemp("topology"), StoreUrls.from_environ(), env=env)
+    running = start_topology(tmp_path_factory.mktemp("topology"), StoreUrls.from_environ(), env=env, slack=True)
     try:
         yield running
     finally:

@@ -1,6 +1,7 @@
 """Slack over Socket Mode through the real product: `./openguru start` runs the socket process, which connects
 to a local fake Slack, acks each envelope, and the worker answers in the thread; after a restart (and after
-Slack drops the socket) it reconnects and the thread's conversation continues."""
+Slack drops the socket) it reconnects and the thread's conversation continues; a feedback button pressed in
+Slack arrives on the socket and is recorded."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 from tests.e2e.test_restart import _create_indexed_guru
 from tests.fakes.pdfs import write_pdf
 from tests.fakes.slack_server import FakeSlack
-from tests.support.product import Product, launch, manage, stop
+from tests.support.product import Product, eventually, launch, manage, stop
 
 pytestmark = pytest.mark.slow
 
@@ -26,6 +27,7 @@ CONNECT = (  # `manage` runs with the product's environment, not the test's: the
     "s.slack_channels_set(integration=i, allow_dm=False, "
     "channels=[dict(id='{channel}', name='support', mode='mention')])"
 )
+FEEDBACK = "from backend.answering.models import Question as Q; print(Q.objects.get(pk={pk}).feedback)"
 THREADS = ("from backend.answering.models import Question as Q; "
            "print(sorted(str(q.binge_id) for q in Q.objects.filter(channel='SLACK')))")
 
@@ -39,6 +41,18 @@ def _ask(slack: FakeSlack, text: str, thread_ts: str | None = None) -> dict[str,
 
 def _answered(slack: FakeSlack, n: int) -> None:
     slack.wait_for("chat.stopStream", timeout=120, count=n)
+
+
+def _press_thumbs_down(slack: FakeSlack, product: Product) -> None:
+    """The answer's 👎 feedback button, pressed in Slack: an `interactive` envelope on the socket."""
+    actions = [element for block in slack.streams()[0].blocks or [] for element in block.get("elements", [])
+               if element.get("type") == "feedback_buttons"]
+    value = actions[0]["negative_button"]["value"]
+    payload = {"type": "block_actions", "api_app_id": slack.app_id, "team": {"id": slack.team_id},
+               "user": {"id": "U0HUMAN"}, "actions": [{"action_id": actions[0]["action_id"], "value": value}]}
+    slack.wait_ack(slack.push(payload, type="interactive"), timeout=30)
+    pk = value.split(":")[1]
+    eventually(lambda: manage(product, "shell", "-c", FEEDBACK.format(pk=pk)).split()[-1] == "-1", "the vote")
 
 
 def test_socket_mode_answers_in_threads_and_reconnects_after_a_restart_and_a_drop(tmp_path: Path) -> None:
@@ -57,6 +71,7 @@ def test_socket_mode_answers_in_threads_and_reconnects_after_a_restart_and_a_dro
             first = _ask(slack, "What does the visibility timeout do?")
             _answered(slack, 1)
             assert slack.streams()[0].thread_ts == first["ts"] and "visibility" in slack.streams()[0].text.lower()
+            _press_thumbs_down(slack, product)
         finally:
             assert stop(product) == 0
         again = launch(data_dir, env=env)

@@ -101,6 +101,8 @@ def slack_oauth_begin(*, guru: Guru, client_id: str, client_secret: str, signing
     if not (client_id.replace(".", "").isdigit() and 0 < len(client_id) <= 100):
         raise SetupError("The client id is two numbers joined by a dot (Basic Information → App Credentials).")
     integration = _integration(guru)
+    if integration.access_token:  # a working connection is not rewritten by an install that may never finish
+        raise SetupError("This guru is already connected to Slack: disconnect it first.", "slack_connected")
     integration.client_id, integration.client_secret = client_id, _secret(client_secret, "client secret")
     integration.signing_secret = _secret(signing_secret, "signing secret")
     integration.transport = Transport.EVENTS

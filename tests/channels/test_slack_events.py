@@ -13,7 +13,7 @@ from pytest_django.fixtures import Settings as SettingsWrapper
 from backend.answering.models import Channel, Question
 from backend.core.sidecars import free_port
 from backend.integrations.models import ChatEvent, Integration, Thread
-from backend.integrations.services import slack_disconnect
+from backend.integrations.services import SetupError, slack_disconnect, slack_oauth_begin
 from tests.channels.parity_support import ANSWER
 from tests.channels.slack_support import (
     ALLOWED,
@@ -178,3 +178,11 @@ def test_disconnect_still_forgets_the_integration_when_slack_is_out_of_reach(
     settings.OPENGURU_SLACK_API_URL = f"http://127.0.0.1:{free_port()}/api/"  # nothing listens there
     slack_disconnect(integration=integration)
     assert not Integration.objects.exists()
+
+
+def test_an_oauth_install_does_not_rewrite_a_working_connection(integration: Integration) -> None:
+    with pytest.raises(SetupError, match="already connected"):
+        slack_oauth_begin(guru=integration.guru, client_id="1.2", client_secret="s" * 16, signing_secret="t" * 16,
+                          redirect_uri="http://openguru.test/cb", site_url="http://openguru.test/")
+    integration.refresh_from_db()
+    assert integration.client_id == "" and integration.signing_secret != "t" * 16

@@ -11,6 +11,7 @@ import re
 import httpx
 import pytest
 
+from backend.adapters.llm.fake import ScriptedReply
 from tests.e2e.conftest import ANSWER, SLUG, Deployment
 from tests.fakes.slack_server import FakeSlack
 
@@ -39,9 +40,10 @@ def _connect(deployment: Deployment, slack: FakeSlack, transport: str) -> None:
 
 def test_slack_over_http_through_nginx_then_socket_mode_continuing_the_thread(deployment: Deployment) -> None:
     slack = deployment.fakes.slack
+    deployment.fakes.script.answer = ScriptedReply(text=ANSWER, chunks=4)  # earlier tests of the package change it
     slack.add_channel(CHANNEL, "t")
     _connect(deployment, slack, "events")
-    first = slack.user_message(CHANNEL, "How do I install widgets?", mention=True)
+    first = slack.user_message(CHANNEL, "How do I install widgets, asked from Slack?", mention=True)
     body = json.dumps(slack.event_callback(first)).encode()
     response = httpx.post(f"{deployment.topology.nginx_url}/integrations/slack/events/", content=body,
                           headers={"Content-Type": "application/json", **slack.signed_headers(body)}, timeout=30)

@@ -5,14 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from backend.channels.chat.slack_mrkdwn import escape
+
 FEEDBACK_ACTION = "openguru_feedback"
 MAX_SOURCES = 8  # a Slack message stays readable; the web page lists every one
 HIGH, MEDIUM = 0.75, 0.5  # the same bands as the guru page's trust meter
-
-
-def escape_text(text: str) -> str:
-    """Slack's three control characters, so text from sources or the model cannot become a mention or link."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def trust_line(score: float | None) -> str:
@@ -24,7 +21,7 @@ def trust_line(score: float | None) -> str:
 
 
 def _link(url: str, text: str) -> str:
-    safe = escape_text(text).replace("|", "¦")[:150] or url
+    safe = escape(text).replace("|", "¦")[:150] or url
     return f"<{url}|{safe}>" if url.startswith(("https://", "http://")) else safe
 
 
@@ -59,7 +56,7 @@ def footer_blocks(*, question_id: int, trust: float | None, refused: bool, refer
     """The blocks under the answer text."""
     web = _link(answer_url, "View this answer on the web")
     if refused:
-        note = f"ℹ️ Not answered: {escape_text(guru_name)}'s sources do not cover this question. · {web}"
+        note = f"ℹ️ Not answered: {escape(guru_name)}'s sources do not cover this question. · {web}"
         return [{"type": "context", "elements": [{"type": "mrkdwn", "text": note}]}, feedback_block(question_id)]
     blocks: list[dict[str, Any]] = []
     lines = source_lines(references, absolute)

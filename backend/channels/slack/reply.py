@@ -12,8 +12,9 @@ from backend.answering.events import EventKind
 from backend.answering.links import answer_path
 from backend.answering.models import Channel, Question
 from backend.answering.services import AskRequest, answer_stream
+from backend.channels.chat.slack_mrkdwn import escape
 from backend.channels.consumer import Answer, follow
-from backend.channels.slack.blocks import escape_text, footer_blocks
+from backend.channels.slack.blocks import footer_blocks
 from backend.channels.slack.decide import Ask, NotAllowed
 from backend.channels.slack.writers import Streamed, Target, Updated
 from backend.integrations.conversations import answer_message_record, thread_bind, thread_session
@@ -74,7 +75,8 @@ class Reply:
         session = thread_session(integration=self.integration, key=self.ask.thread_key)
         request = AskRequest(guru=guru, question=self.ask.question, channel=Channel.SLACK, session_id=session)
         for event, self.answer in follow(answer_stream(request)):
-            if event.kind is EventKind.QUESTION and self.answer.session_id:
+            # A thread's place is named once, when its conversation starts (one conversations.info call).
+            if event.kind is EventKind.QUESTION and self.answer.session_id and session is None:
                 thread_bind(integration=self.integration, key=self.ask.thread_key,
                             session_id=str(self.answer.session_id), place=_place(self.integration, self.web, self.ask))
             elif event.kind is EventKind.STATUS and not self.answer.text:
@@ -128,7 +130,7 @@ def setup_url(integration: Integration) -> str:
 
 def say_not_allowed(*, integration: Integration, refused: NotAllowed) -> None:
     """Only the asker sees it (in a DM, the reply is the DM): where to allow the bot."""
-    name, link = escape_text(integration.guru.name), setup_url(integration)
+    name, link = escape(integration.guru.name), setup_url(integration)
     web = slack_web(integration.access_token)
     if refused.dm:
         web.post(channel=refused.channel, thread_ts=None,

@@ -1,5 +1,6 @@
 """Runs the whole product on the embedded default: migrate, first admin, Milvus Lite sidecar,
-Celery worker (+ beat), the Slack Socket Mode process and the ASGI web server, supervised until Ctrl-C.
+Celery worker (+ beat), the Slack Socket Mode and Discord gateway processes and the ASGI web server,
+supervised until Ctrl-C.
 
 Deliberately Django-free: every Django step runs in a child process with the same environment, so
 only the sidecar ever opens the Milvus Lite data dir.
@@ -164,6 +165,8 @@ def _start_services(args: argparse.Namespace, env: dict[str, str], running: Runn
     _spawn(running, "worker", celery, env, log_dir)
     # Slack's Socket Mode connections (idle until a maintainer connects an integration that uses it).
     _spawn(running, "slack", [sys.executable, str(REPO / "manage.py"), "slack_socket"], env, log_dir)
+    # Discord's gateway connections (idle until a maintainer gives a guru a bot token).
+    _spawn(running, "discord", [sys.executable, str(REPO / "manage.py"), "discord_listener"], env, log_dir)
     web = [sys.executable, "-m", "uvicorn", "backend.config.asgi:application",
            "--host", args.host, "--port", str(args.port), "--no-proxy-headers"]  # see backend/config/asgi.py
     _spawn(running, "web", web, env, log_dir)

@@ -17,9 +17,10 @@ from backend.pipeline import speculation
 
 pytest_plugins = ["tests.fakes.openai_server", "tests.fakes.gemini_server", "tests.fakes.tei_server",
                   "tests.fakes.youtube_server", "tests.fakes.site_server", "tests.fakes.firecrawl_server",
-                  "tests.fakes.slack_server",
+                  "tests.fakes.slack_server", "tests.fakes.discord_server",
                   "tests.support.browser", "tests.support.asgi_server", "tests.support.celery_worker",
-                  "tests.browser.widget_fixtures", "tests.support.git_servers", "tests.dashboard.slack_support"]
+                  "tests.browser.widget_fixtures", "tests.support.git_servers", "tests.dashboard.slack_support",
+                  "tests.dashboard.discord_support"]
 
 
 @pytest.fixture(autouse=True)

@@ -20,7 +20,7 @@ GURU_TABS = (
     Tab("Questions", "questions", ("question-detail",)),
     Tab("Unanswered", "unanswered"),
     Tab("Channels", "channels", ("apikey-create", "widget-create", "widget-edit")),
-    Tab("Integrations", "integrations", ("slack-connect", "slack-oauth-start")),
+    Tab("Integrations", "integrations", ("slack-connect", "slack-oauth-start", "discord-connect")),
     Tab("Settings", "guru-settings"),
     Tab("Analytics", "analytics"),
 )

@@ -66,3 +66,18 @@ def chat_vote(*, integration: Integration, question_id: int, value: int | None) 
         return False
     feedback_set(question=question, value=value)
     return True
+
+
+def chat_reaction(*, integration: Integration, channel_id: str, message_id: str, value: int | None,
+                  removed_value: int | None = None) -> bool:
+    """A 👍/👎 added to (value) or taken off (removed_value) one of the bot's answer messages; False if not one."""
+    question_id = answer_message_question(integration=integration, channel_id=channel_id, message_id=message_id)
+    if question_id is None:
+        return False
+    if value is not None:
+        return chat_vote(integration=integration, question_id=question_id, value=value)
+    current = Question.objects.filter(pk=question_id, guru_id=integration.guru_id).values_list(
+        "feedback", flat=True).first()
+    if current is not None and current == removed_value:  # taking the reaction back takes the vote back
+        return chat_vote(integration=integration, question_id=question_id, value=None)
+    return False

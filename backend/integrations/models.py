@@ -28,7 +28,7 @@ class Integration(TimeStampedModel):
 
     kind = models.CharField(max_length=10, choices=IntegrationKind.choices)
     guru = models.ForeignKey(Guru, on_delete=models.CASCADE, related_name="integrations")
-    external_id = models.CharField(max_length=100, help_text="Slack team id or Discord guild id.")
+    external_id = models.CharField(max_length=100, help_text="Slack team id or Discord application id.")
     workspace_name = models.CharField(max_length=200, blank=True)
     access_token = EncryptedTextField(blank=True)
     refresh_token = EncryptedTextField(blank=True)
@@ -43,6 +43,9 @@ class Integration(TimeStampedModel):
     bot_user_id = models.CharField(max_length=40, blank=True)
     # The instance's address as the maintainer reached the dashboard: bots put absolute links in messages.
     site_url = models.URLField(max_length=300, blank=True)
+    # Discord: the bot token comes from DISCORD_BOT_TOKEN instead of access_token (one guru, set by the operator).
+    token_from_env = models.BooleanField(default=False)
+    guilds = models.JSONField(default=list, blank=True, help_text='Discord guilds the bot is in: [{"id", "name"}]')
     last_event_at = models.DateTimeField(null=True, blank=True)
     last_error = models.TextField(blank=True)
     last_error_at = models.DateTimeField(null=True, blank=True)

@@ -136,7 +136,8 @@ def test_integrations_tab_says_what_this_install_offers(
     page.get_by_role("link", name="Integrations").click()
     body = page.locator(".dash-body")
     expect(body.locator("#slack")).to_contain_text("not connected")
-    expect(body.locator("#discord")).to_contain_text("This version of OpenGuru has no Discord bot")
+    expect(body.locator("#discord")).to_contain_text("not connected")
+    expect(body.locator("#discord")).to_contain_text("Message Content Intent")
     for promise in ["Coming soon", "their own issues", "will need"]:
         expect(body).not_to_contain_text(promise)
     available = body.locator("#available")

@@ -12,12 +12,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from django.contrib.auth.models import AbstractUser
 
 from backend.gurus.models import Guru
 from backend.integrations.models import Integration, Transport
 from tests.dashboard.slack_support import SIGNING_SECRET
-from tests.factories import GuruFactory, UserFactory
 from tests.fakes.slack_server import FakeSlack
 from tests.support.browser import log_in_as, playwright_sync_api
 
@@ -28,30 +26,9 @@ expect = playwright_sync_api().expect  # without the package: a loud skip, or a 
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
-DOCS_IMG = Path(__file__).resolve().parents[2] / "docs" / "img"
-
-
-@pytest.fixture
-def maintainer() -> AbstractUser:
-    return UserFactory(username="maria")
-
-
-@pytest.fixture
-def guru(maintainer: Any) -> Guru:
-    created: Guru = GuruFactory(slug="celery", name="Celery Guru")
-    created.maintainers.add(maintainer)
-    return created
-
-
-def card_image(page: Page, name: str) -> None:
-    """The Slack card alone, for the README."""
-    DOCS_IMG.mkdir(parents=True, exist_ok=True)
-    page.locator("#slack").screenshot(path=str(DOCS_IMG / name), animations="disabled")
-
-
 def test_slack_setup_from_not_connected_to_a_saved_channel(
     page: Page, asgi_live_server: str, guru: Guru, maintainer: Any, card_slack: FakeSlack,
-    page_errors: list[str], screenshot: Callable[..., Path],
+    page_errors: list[str], screenshot: Callable[..., Path], readme_image: Callable[[str, str], Path],
 ) -> None:
     log_in_as(page, asgi_live_server, maintainer)
     page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=asgi_live_server)
@@ -70,7 +47,7 @@ def test_slack_setup_from_not_connected_to_a_saved_channel(
     urls = json.loads(manifest)["settings"]
     assert urls["event_subscriptions"]["request_url"] == f"{asgi_live_server}/integrations/slack/events/"
     screenshot("not-connected")
-    card_image(page, "slack-setup.png")
+    readme_image("#slack", "slack-setup.png")
     copy = card.get_by_role("button", name="Copy the manifest")
     copy.click()
     expect(copy).to_have_text("Copied")
@@ -107,5 +84,5 @@ def test_slack_setup_from_not_connected_to_a_saved_channel(
     for secret in (card_slack.bot_token, SIGNING_SECRET, "xoxb-"):
         assert secret not in content
     screenshot("connected")
-    card_image(page, "slack-connected.png")
+    readme_image("#slack", "slack-connected.png")
     assert page_errors == []

@@ -12,6 +12,7 @@ from django.contrib.sessions.models import Session
 from django.core.cache import cache
 from django.test import Client
 from django.urls import reverse
+from pytest_django.fixtures import Settings as SettingsWrapper
 from rest_framework.test import APIClient
 
 from backend.api.models import APIKey
@@ -337,22 +338,22 @@ def test_channels_page_queries_are_bounded(alice: AbstractUser, guru: Guru,
 # ---- integrations -----------------------------------------------------------------------------------------------
 
 
-def test_integrations_page_says_what_is_true_for_this_install(alice: AbstractUser, guru: Guru) -> None:
+def test_integrations_page_says_what_is_true_for_this_install(alice: AbstractUser, guru: Guru,
+                                                              settings: SettingsWrapper) -> None:
     client = logged_in(alice)
     page = client.get(url("integrations", guru)).content.decode()
-    # Slack has its setup card (tests/dashboard/test_slack_setup.py); Discord has no bot in this version.
-    assert page.count('<span class="badge">not available</span>') == 1
-    assert "no Discord bot" in page and "no Slack bot" not in page
+    # Slack and Discord have their setup cards (tests/dashboard/test_slack_setup.py, test_discord_setup.py).
+    assert page.count('<span class="badge">not connected</span>') == 2
+    assert "no Discord bot" not in page and "no Slack bot" not in page
     assert f'href="/dashboard/g/{guru.slug}/channels/#widgets"' in page and 'href="/api/docs/"' in page
     for promise in ["Coming soon", "their own issues", "will need", "arrives with", "will be stored"]:
         assert promise not in page, promise
-    discord = page.split('<section class="card integration" id="discord">', 1)[1].split("</section>", 1)[0]
-    assert "<form" not in discord and "<input" not in discord  # no form pretending to work
 
-    Integration.objects.create(kind=IntegrationKind.DISCORD, guru=guru, external_id="G0123",
+    settings.OPENGURU_DISCORD_API_URL = "http://127.0.0.1:9/api/v10"  # nothing listens: the saved state is shown
+    Integration.objects.create(kind=IntegrationKind.DISCORD, guru=guru, external_id="2234", app_id="2234",
                                workspace_name="Acme & Co", access_token="discord-secret")
     page = client.get(url("integrations", guru)).content.decode()
-    assert page.count('<span class="badge">not available</span>') == 0
-    assert '<span class="badge warn">stored, not in use</span>' in page and "no part of this version uses it" in page
-    assert "Acme &amp; Co" in page and "G0123" in page
+    assert page.count('<span class="badge">not connected</span>') == 1
+    assert '<span class="badge ok">connected</span>' in page
+    assert "Acme &amp; Co" in page and "Discord could not be reached" in page
     assert "discord-secret" not in page

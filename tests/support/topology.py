@@ -190,9 +190,9 @@ class Topology:
             if name.startswith("worker"):
                 _wait_for_log(process, " ready.", max(1.0, deadline - time.monotonic()))
         _wait_for_log(self.processes["beat"], "beat: Starting...", max(1.0, deadline - time.monotonic()))
-        if "slack" in self.processes:
-            left = max(1.0, deadline - time.monotonic())
-            _wait_for_log(self.processes["slack"], "Slack Socket Mode process ready", left)
+        for bot, line in (("slack", "Slack Socket Mode process ready"), ("discord", "Discord listener ready")):
+            if bot in self.processes:
+                _wait_for_log(self.processes[bot], line, max(1.0, deadline - time.monotonic()))
 
     def manage(self, *args: str, timeout: float = 120) -> str:
         """manage.py with the workers' environment (as `docker compose run worker python manage.py …`)."""
@@ -227,7 +227,8 @@ class Topology:
 
     def stop(self, timeout: float = _STOP_TIMEOUT_S) -> None:
         """SIGTERM every process at once, SIGKILL what outlives `timeout`, then drop the topology's database."""
-        order = ["nginx", "web", "beat", "slack", *sorted(n for n in self.processes if n.startswith("worker"))]
+        order = ["nginx", "web", "beat", "slack", "discord",
+                 *sorted(n for n in self.processes if n.startswith("worker"))]
         _stop_all([self.processes[name] for name in order if name in self.processes], timeout)
         for callback in reversed(self._on_stop):
             callback()
@@ -294,12 +295,12 @@ def _admin(log: str) -> tuple[str, str]:
 
 def start_topology(work_dir: Path, stores: StoreUrls, *, env: Mapping[str, str] | None = None,
                    web_workers: int | None = None, celery_workers: int = 2, redis_db: int = 1,
-                   slack: bool = False, timeout: float = 180) -> Topology:
+                   slack: bool = False, discord: bool = False, timeout: float = 180) -> Topology:
     """Run compose's migrate, then web, `celery_workers` workers, beat and nginx; return once all are ready.
 
     `env` adds variables to every app process (as .env would: an LLM endpoint, a rate limit). `web_workers`
-    overrides compose's OPENGURU_WEB_WORKERS default; `slack` also runs compose's Slack Socket Mode
-    service. The topology uses its own PostgreSQL database (dropped
+    overrides compose's OPENGURU_WEB_WORKERS default; `slack` and `discord` also run compose's Slack
+    Socket Mode and Discord listener services. The topology uses its own PostgreSQL database (dropped
     by stop()), Redis database `redis_db` (emptied first) and Milvus collection prefix.
     """
     data_dir, logs = work_dir / "data", work_dir / "logs"
@@ -330,7 +331,7 @@ def start_topology(work_dir: Path, stores: StoreUrls, *, env: Mapping[str, str] 
     topology = Topology(f"http://{LOOPBACK}:{nginx_port}", f"http://{LOOPBACK}:{web_port}", data_dir, database_url,
                         redis_url, *_admin(migrate.log_text()), site, plan.env, _on_stop=[drop_database])
     try:
-        _start_processes(topology, plan, celery_workers, logs, slack=slack)
+        _start_processes(topology, plan, celery_workers, logs, bots={"slack": slack, "discord": discord})
         topology.wait_ready(timeout)
     except BaseException:
         topology.stop(timeout=5)
@@ -338,7 +339,8 @@ def start_topology(work_dir: Path, stores: StoreUrls, *, env: Mapping[str, str] 
     return topology
 
 
-def _start_processes(topology: Topology, plan: Plan, celery_workers: int, logs: Path, *, slack: bool) -> None:
+def _start_processes(topology: Topology, plan: Plan, celery_workers: int, logs: Path, *,
+                     bots: Mapping[str, bool]) -> None:
     binary = nginx_binary()
     write_config(topology.site, binary)
     spawned = topology.processes
@@ -348,8 +350,9 @@ def _start_processes(topology: Topology, plan: Plan, celery_workers: int, logs: 
         argv = [*plan.worker, "--hostname", f"worker{number}@%h"]
         spawned[f"worker{number}"] = _spawn(f"worker{number}", argv, plan.env["worker"], logs / f"worker{number}.log")
     spawned["beat"] = _spawn("beat", plan.beat, plan.env["beat"], logs / "beat.log")
-    if slack:
-        spawned["slack"] = _spawn("slack", plan.slack, plan.env["slack"], logs / "slack.log")
+    for bot, argv in (("slack", plan.slack), ("discord", plan.discord)):
+        if bots.get(bot):
+            spawned[bot] = _spawn(bot, argv, plan.env[bot], logs / f"{bot}.log")
     spawned["nginx"] = _spawn("nginx", nginx_argv(binary, topology.site), {"PATH": os.environ.get("PATH", "")},
                               topology.site.prefix / "nginx.out")
 

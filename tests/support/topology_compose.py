@@ -67,6 +67,9 @@ def _module_argv(argv: list[str]) -> list[str]:
     return [sys.executable, "-m", *argv]
 
 
+BOTS = ("slack", "discord")  # compose's chat-bot services, each `python manage.py <command>`
+
+
 @dataclass(frozen=True)
 class Plan:
     """What compose would run, with loopback addresses and paths: commands and per-service environments."""
@@ -76,6 +79,7 @@ class Plan:
     worker: list[str]
     beat: list[str]
     slack: list[str]
+    discord: list[str]
     env: dict[str, dict[str, str]]
 
 
@@ -96,18 +100,19 @@ def plan_processes(data_dir: Path, web_port: int, dotenv: Mapping[str, str], add
     if "app_static:/srv/openguru/static:ro" not in services["nginx"]["volumes"]:
         raise AssertionError("compose's nginx no longer reads static files from /srv/openguru/static")
     command = {name: [interpolate(str(arg), dotenv) for arg in services[name]["command"]]
-               for name in ("migrate", "web", "worker", "beat", "slack")}
+               for name in ("migrate", "web", "worker", "beat", *BOTS)}
     script = command["migrate"][-1]
     if command["migrate"][:2] != ["sh", "-c"] or "python manage.py" not in script:
         raise AssertionError(f"compose's migrate command changed: {command['migrate']}")
     migrate = ["sh", "-c", script.replace("python manage.py", f"{shlex.quote(sys.executable)} manage.py")]
     web = _replaced(_replaced(_module_argv(command["web"]), "0.0.0.0", LOOPBACK), "8000", str(web_port))
     beat = _replaced(_module_argv(command["beat"]), "/data/celerybeat-schedule", str(data_dir / "celerybeat-schedule"))
-    if command["slack"][:2] != ["python", "manage.py"]:
-        raise AssertionError(f"compose's slack command changed: {command['slack']}")
-    slack = [sys.executable, *command["slack"][1:]]
+    for bot in BOTS:
+        if command[bot][:2] != ["python", "manage.py"]:
+            raise AssertionError(f"compose's {bot} command changed: {command[bot]}")
+    slack, discord = ([sys.executable, *command[bot][1:]] for bot in BOTS)
     env = {name: _service_env(services[name], dotenv, addresses, extra)
-           for name in ("migrate", "worker", "beat", "slack")}
+           for name in ("migrate", "worker", "beat", *BOTS)}
     web_addresses = {**addresses, "OPENGURU_TRUSTED_PROXIES": f"{NGINX_ADDRESS}/32"}
     env["web"] = _service_env(services["web"], dotenv, web_addresses, extra)
-    return Plan(migrate, web, _module_argv(command["worker"]), beat, slack, env)
+    return Plan(migrate, web, _module_argv(command["worker"]), beat, slack, discord, env)

@@ -5,32 +5,32 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from backend.channels.chat.footer import (
+    HIGH,
+    MAX_SOURCES,
+    MEDIUM,
+    WEB_LINK_TEXT,
+    is_web_link,
+    refusal_sentence,
+    shown_sources,
+    trust_line,
+)
 from backend.channels.chat.slack_mrkdwn import escape
 
 FEEDBACK_ACTION = "openguru_feedback"
-MAX_SOURCES = 8  # a Slack message stays readable; the web page lists every one
-HIGH, MEDIUM = 0.75, 0.5  # the same bands as the guru page's trust meter
-
-
-def trust_line(score: float | None) -> str:
-    """The trust score with a colour band (Slack text has no colours, so a coloured circle carries it)."""
-    if score is None:
-        return ""
-    band = "🟢" if score >= HIGH else "🟡" if score >= MEDIUM else "🔴"
-    return f"{band} Trust {round(score * 100)}%"
+# The trust band and the choice of sources are every chat's (chat.footer); they stay importable from here.
+__all__ = ["FEEDBACK_ACTION", "HIGH", "MAX_SOURCES", "MEDIUM", "feedback_block", "footer_blocks",
+           "parse_feedback_value", "source_lines", "trust_line"]
 
 
 def _link(url: str, text: str) -> str:
-    safe = escape(text).replace("|", "¦")[:150] or url
-    return f"<{url}|{safe}>" if url.startswith(("https://", "http://")) else safe
+    safe = escape(text).replace("|", "¦") or url
+    return f"<{url}|{safe}>" if is_web_link(url) else safe
 
 
 def source_lines(references: list[dict[str, Any]], absolute: Callable[[str], str]) -> list[str]:
     """`[n] title` lines, cited sources only when the answer cited any; private sources keep no link."""
-    cited = [r for r in references if r.get("cited")]
-    shown = (cited or references)[:MAX_SOURCES]
-    return [f"[{r.get('n', i)}] " + _link(absolute(str(r.get("link") or "")), str(r.get("title") or "source"))
-            for i, r in enumerate(shown, start=1)]
+    return [f"[{source.number}] " + _link(absolute(source.link), source.title) for source in shown_sources(references)]
 
 
 def feedback_block(question_id: int) -> dict[str, Any]:
@@ -54,9 +54,9 @@ def parse_feedback_value(value: str) -> tuple[int, int] | None:
 def footer_blocks(*, question_id: int, trust: float | None, refused: bool, references: list[dict[str, Any]],
                   answer_url: str, guru_name: str, absolute: Callable[[str], str]) -> list[dict[str, Any]]:
     """The blocks under the answer text."""
-    web = _link(answer_url, "View this answer on the web")
+    web = _link(answer_url, WEB_LINK_TEXT)
     if refused:
-        note = f"ℹ️ Not answered: {escape(guru_name)}'s sources do not cover this question. · {web}"
+        note = f"ℹ️ {refusal_sentence(escape(guru_name))} · {web}"
         return [{"type": "context", "elements": [{"type": "mrkdwn", "text": note}]}, feedback_block(question_id)]
     blocks: list[dict[str, Any]] = []
     lines = source_lines(references, absolute)

@@ -13,7 +13,7 @@ from backend.channels.slack.decide import Ask, NotAllowed, React, Rules, decide
 from backend.channels.slack.reply import answer_in_thread, say_not_allowed
 from backend.core.tasks import enqueue_on_commit
 from backend.integrations.conversations import (
-    answer_message_question,
+    chat_reaction,
     chat_vote,
     event_first_seen,
     thread_known,
@@ -76,16 +76,8 @@ def rules_of(integration: Integration) -> Rules:
 
 
 def _react(integration: Integration, reaction: React) -> None:
-    question_id = answer_message_question(integration=integration, channel_id=reaction.channel,
-                                          message_id=reaction.message_ts)
-    if question_id is None:
-        return
-    if reaction.value is not None:
-        chat_vote(integration=integration, question_id=question_id, value=reaction.value)
-        return
-    current = integration.guru.questions.filter(pk=question_id).values_list("feedback", flat=True).first()
-    if current == reaction.removed_value:  # taking the reaction back takes the vote back
-        chat_vote(integration=integration, question_id=question_id, value=None)
+    chat_reaction(integration=integration, channel_id=reaction.channel, message_id=reaction.message_ts,
+                  value=reaction.value, removed_value=reaction.removed_value)
 
 
 def handle_event(integration: Integration, event: dict[str, Any], team: str) -> str:

@@ -12,6 +12,7 @@ from backend.answering.events import EventKind
 from backend.answering.links import answer_path
 from backend.answering.models import Channel, Question
 from backend.answering.services import AskRequest, answer_stream
+from backend.channels.chat.footer import error_text
 from backend.channels.chat.slack_mrkdwn import escape
 from backend.channels.consumer import Answer, follow
 from backend.channels.slack.blocks import footer_blocks
@@ -88,10 +89,7 @@ class Reply:
     def _finish(self) -> None:
         answer = self.answer
         if answer.error is not None:
-            text = f"Sorry, I could not answer this: {answer.error.msg}"
-            if answer.error.error_id:
-                text += f" (error id {answer.error.error_id})"
-            self._final(text, [])
+            self._final(error_text(answer.error.msg, answer.error.error_id), [])
             return
         question = Question.objects.select_related("guru").filter(pk=answer.question_id).first()
         if question is None:

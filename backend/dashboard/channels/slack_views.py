@@ -1,4 +1,4 @@
-"""The Integrations tab and its Slack card: manifest, pasted tokens or OAuth install, channel allow-list, disconnect."""
+"""The Integrations tab and its Slack card: manifest, tokens or OAuth install, allow-list (Discord: discord_views)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
 from backend.dashboard.access import AuthenticatedHttpRequest, guru_view, maintained_guru
+from backend.dashboard.channels.discord_forms import DiscordTokenForm
+from backend.dashboard.channels.discord_selectors import discord_card
 from backend.dashboard.channels.selectors import guru_integrations
 from backend.dashboard.channels.slack_forms import (
     MODE_LABELS,
@@ -39,7 +41,7 @@ SESSION_NONCE = "slack_oauth_nonce"
 SESSION_GURU = "slack_oauth_guru"
 
 
-def _site_url(request: HttpRequest) -> str:
+def site_url(request: HttpRequest) -> str:
     """The instance's address as the maintainer reached it: the bot's links and the manifest's URLs start here."""
     return request.build_absolute_uri("/")
 
@@ -58,28 +60,31 @@ def _slack_context(request: HttpRequest, guru: Guru, slack: Integration | None, 
         rows, channels_error = slack_channel_rows(slack)
         return {"slack_rows": rows, "slack_channels_error": channels_error, "mode_labels": MODE_LABELS,
                 "channels_form": SlackChannelsForm(initial={"allow_dm": slack.allow_dm})}
-    return {"manifest": app_manifest(guru_name=guru.name, site_url=_site_url(request), transport=transport,
+    return {"manifest": app_manifest(guru_name=guru.name, site_url=site_url(request), transport=transport,
                                      oauth_redirect=_oauth_redirect(request)),
             "oauth_redirect": _oauth_redirect(request)}
 
 
-def _page(request: HttpRequest, guru: Guru, *, tokens_form: SlackTokensForm | None = None,
-          oauth_form: SlackOAuthForm | None = None) -> HttpResponse:
+def integrations_page(request: HttpRequest, guru: Guru, *, tokens_form: SlackTokensForm | None = None,
+                      oauth_form: SlackOAuthForm | None = None,
+                      discord_form: DiscordTokenForm | None = None) -> HttpResponse:
+    """The whole tab (Slack and Discord cards), with a bound form when one of them came back with errors."""
     found = guru_integrations(guru=guru)
     slack = found[IntegrationKind.SLACK]
     transport = tokens_form.transport if tokens_form else chosen_transport(request.GET.get("transport"))
     context: dict[str, Any] = {
         "guru": guru, "slack": slack, "slack_connected": slack_connected(slack),
-        "discord": found[IntegrationKind.DISCORD], "base": _site_url(request).rstrip("/"), "transport": transport,
+        "base": site_url(request).rstrip("/"), "transport": transport,
         "tokens_form": tokens_form or SlackTokensForm(transport=transport),
-        "oauth_form": oauth_form or SlackOAuthForm(), **_slack_context(request, guru, slack, transport)}
+        "oauth_form": oauth_form or SlackOAuthForm(), **_slack_context(request, guru, slack, transport),
+        **discord_card(guru, found[IntegrationKind.DISCORD], token_form=discord_form)}
     return render(request, "dashboard/channels/integrations.html", context)
 
 
 @guru_view
 @require_GET
 def integrations(request: AuthenticatedHttpRequest, guru: Guru) -> HttpResponse:
-    return _page(request, guru)
+    return integrations_page(request, guru)
 
 
 @guru_view
@@ -89,15 +94,15 @@ def slack_connect_view(request: AuthenticatedHttpRequest, guru: Guru) -> HttpRes
     """Pasted tokens for one workspace: Slack checks them (auth.test, and apps.connections.open for Socket Mode)."""
     form = SlackTokensForm(request.POST, transport=chosen_transport(request.POST.get("transport")))
     if not form.is_valid():
-        return _page(request, guru, tokens_form=form)
+        return integrations_page(request, guru, tokens_form=form)
     data = form.cleaned_data
     tokens = PastedTokens(bot_token=data["bot_token"], transport=form.transport,
                           signing_secret=data.get("signing_secret", ""), app_token=data.get("app_token", ""))
     try:
-        integration = slack_connect(guru=guru, tokens=tokens, site_url=_site_url(request))
+        integration = slack_connect(guru=guru, tokens=tokens, site_url=site_url(request))
     except SetupError as exc:
         form.add_error(None, exc.msg)
-        return _page(request, guru, tokens_form=form)
+        return integrations_page(request, guru, tokens_form=form)
     messages.success(request, f"Connected to the Slack workspace “{integration.workspace_name}”. Invite the bot to "
                               "a channel, then tick that channel below.")
     return redirect(_tab(guru))
@@ -110,13 +115,13 @@ def slack_oauth_start(request: AuthenticatedHttpRequest, guru: Guru) -> HttpResp
     """Keep the app's credentials, remember the install in this session, and send the maintainer to Slack."""
     form = SlackOAuthForm(request.POST)
     if not form.is_valid():
-        return _page(request, guru, oauth_form=form)
+        return integrations_page(request, guru, oauth_form=form)
     try:
         authorize_url, nonce = slack_oauth_begin(guru=guru, redirect_uri=_oauth_redirect(request),
-                                                 site_url=_site_url(request), **form.cleaned_data)
+                                                 site_url=site_url(request), **form.cleaned_data)
     except SetupError as exc:
         form.add_error(None, exc.msg)
-        return _page(request, guru, oauth_form=form)
+        return integrations_page(request, guru, oauth_form=form)
     request.session[SESSION_NONCE], request.session[SESSION_GURU] = nonce, guru.slug
     return redirect(authorize_url)
 

@@ -1,0 +1,1 @@
+"""Discord through discord.py: where it connects, and the REST calls the dashboard makes."""

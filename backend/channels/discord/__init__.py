@@ -1,0 +1,1 @@
+"""The Discord bot: gateway listener, decisions, streamed replies in threads, /ask."""

@@ -6,9 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from pytest_django.fixtures import DjangoCaptureOnCommitCallbacks
 
 from backend.answering.models import Binge, Channel, Question
 from backend.channels.chat.fences import open_at_end
+from backend.gurus.models import Guru
 from backend.integrations.models import ChatMessage, Integration, Thread
 from tests.channels.discord_support import (
     APP_ID,
@@ -22,11 +24,12 @@ from tests.channels.discord_support import (
     SUPPORT,
     ListenerThread,
     bot_messages,
+    connect_discord,
 )
 from tests.channels.parity_support import ANSWER, ChannelScript
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.openai_server import OpenAIFakeServer
-from tests.integration.answering.answer_support import QUESTION
+from tests.integration.answering.answer_support import QUESTION, make_indexed_guru
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 THINKING = "💭 Thinking…"
@@ -187,3 +190,37 @@ def test_a_refused_token_and_a_missing_intent_are_shown_on_the_integration(
         discord.wait_for(lambda: "refused the bot token" in Integration.objects.get().last_error, timeout=30)
     finally:
         running.stop()
+
+
+def test_direct_messages_are_refused_until_a_maintainer_allows_them(
+        discord: FakeDiscord, listener: ListenerThread, discord_integration: Integration) -> None:
+    asked = discord.user_dm(BOT_TOKEN, author_id=HUMAN, content=QUESTION)
+    refusal = discord.wait_for(lambda: bot_messages(discord, asked["channel_id"]), timeout=30)[0]
+    assert "does not answer direct messages" in refusal["content"] and not Question.objects.exists()
+    Integration.objects.filter(pk=discord_integration.pk).update(allow_dm=True)
+    discord.user_dm(BOT_TOKEN, author_id=HUMAN, content=QUESTION)
+    reply = _answered(discord, asked["channel_id"])[-1]
+    assert reply["content"].startswith(ANSWER) and Question.objects.get().binge.place == "Discord · direct message"
+
+
+def test_where_two_gurus_share_the_bot_ask_names_the_guru(
+        discord: FakeDiscord, listener: ListenerThread, discord_integration: Integration,
+        django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks) -> None:
+    ops = make_indexed_guru(django_capture_on_commit_callbacks, slug="ops")
+    Guru.objects.filter(pk=ops.pk).update(name="Ops Guru")
+    connect_discord(ops, channels=[{"id": SUPPORT, "mode": "mention"}])
+    assert listener.supervisor is not None
+    discord.wait_for(lambda: len(listener.supervisor.running[BOT_TOKEN].bot.integration_ids) == 2, timeout=30)
+    unnamed = discord.slash_command(BOT_TOKEN, guild_id=GUILD, channel_id=SUPPORT, user_id=HUMAN,
+                                    options={"question": QUESTION})
+    said = discord.wait_for(lambda: discord.interaction_responses(unnamed), timeout=30)[0]
+    assert said["flags"] & 64 and "Several gurus answer here (Docs Guru, Ops Guru)" in said["content"]
+    named = discord.slash_command(BOT_TOKEN, guild_id=GUILD, channel_id=SUPPORT, user_id=HUMAN,
+                                  options={"question": QUESTION, "guru": "ops", "private": True})
+    discord.wait_for(lambda: any("openguru:vote" in str(r["components"])
+                                 for r in discord.interaction_responses(named)), timeout=60)
+    assert Question.objects.get().guru_id == ops.pk
+    # A mention in the shared channel goes to the guru connected first; its thread stays that guru's.
+    thread = _thread_of(discord, _mention(discord))
+    _answered(discord, thread["id"])
+    assert Question.objects.order_by("pk").last().guru_id == discord_integration.guru_id

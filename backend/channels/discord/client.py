@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -119,6 +120,9 @@ class GuruBot(discord.Client):
         except discord.HTTPException as exc:
             await self.db(handle.failed, [integration.pk], f"Discord refused to open a thread or post in "
                                                            f"#{getattr(message.channel, 'name', '')}: {exc.text}")
+            with contextlib.suppress(discord.HTTPException):  # without the right to post, not even this
+                await message.reply(f"I could not answer here (Discord said: {exc.text}). A maintainer can check "
+                                    "the bot's permissions in this channel.", mention_author=False)
             return
         await self.answer_into(Conversation(integration, str(channel.id), place_name(channel), str(channel.id)),
                                ask.question, ChannelSink(Bridge(self.loop), channel), str(first.id))

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from pytest_django.fixtures import DjangoCaptureOnCommitCallbacks
+from pytest_django.fixtures import Settings as SettingsWrapper
 
 from backend.answering.models import Binge, Channel, Question
 from backend.channels.chat.fences import open_at_end
@@ -26,7 +27,7 @@ from tests.channels.discord_support import (
     bot_messages,
     connect_discord,
 )
-from tests.channels.parity_support import ANSWER, ChannelScript
+from tests.channels.parity_support import ANSWER, UNCOVERED, ChannelScript
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.openai_server import OpenAIFakeServer
 from tests.integration.answering.answer_support import QUESTION, make_indexed_guru
@@ -44,7 +45,10 @@ def _answered(discord: FakeDiscord, channel: str, count: int = 1) -> list[dict[s
     """The bot's messages in `channel` once `count` answers there carry their 👍/👎 buttons (they are final)."""
     def done() -> list[dict[str, Any]] | None:
         found = bot_messages(discord, channel)
-        return found if sum(1 for m in found if m.get("components")) >= count else None
+        final = [m["id"] for m in found if m.get("components")]
+        # The answer's messages are recorded (for reactions) right after the last edit: wait for that too.
+        recorded = len(final) >= count and ChatMessage.objects.filter(message_id=final[-1]).exists()
+        return found if recorded else None
     return discord.wait_for(done, timeout=60)
 
 
@@ -224,3 +228,25 @@ def test_where_two_gurus_share_the_bot_ask_names_the_guru(
     thread = _thread_of(discord, _mention(discord))
     _answered(discord, thread["id"])
     assert Question.objects.order_by("pk").last().guru_id == discord_integration.guru_id
+
+
+def test_a_question_the_sources_do_not_cover_is_refused_as_a_refusal(
+        discord: FakeDiscord, listener: ListenerThread) -> None:
+    thread = _thread_of(discord, _mention(discord, text=f"How long do I proof {UNCOVERED} dough?"))
+    reply = _answered(discord, thread["id"])[-1]
+    assert "Not answered: Docs Guru's sources do not cover this question" in reply["content"]
+    assert "**Sources**" not in reply["content"] and "Trust" not in reply["content"]
+    assert Question.objects.get().out_of_context
+
+
+def test_the_operators_discord_bot_token_serves_the_guru_set_up_to_use_it(
+        settings: SettingsWrapper, discord: FakeDiscord, discord_integration: Integration) -> None:
+    settings.DISCORD_BOT_TOKEN = BOT_TOKEN
+    Integration.objects.filter(pk=discord_integration.pk).update(access_token="", token_from_env=True)
+    running = ListenerThread().start()
+    try:
+        discord.wait_for(lambda: discord.connected(BOT_TOKEN), timeout=30)
+        thread = _thread_of(discord, _mention(discord))
+        assert _answered(discord, thread["id"])[-1]["content"].startswith(ANSWER)
+    finally:
+        running.stop()

@@ -1,9 +1,9 @@
 """The production topology behind nginx (tests/support/topology.py), shared by the test_topology* modules.
 
 One topology for the package: the production pass's PostgreSQL, Redis and Milvus server, compose's processes,
-a fake OpenAI-compatible LLM (answers and embeddings) and a fake website, both on loopback. The `deployment`
-fixture walks the README as an operator would, through nginx only: log in, create a guru, issue an API key and
-a widget id, add a website that a worker process indexes.
+a fake OpenAI-compatible LLM (answers and embeddings), a fake website, Slack and Discord, all on loopback. The
+`deployment` fixture walks the README as an operator would, through nginx only: log in, create a guru, issue an
+API key and a widget id, add a website that a worker process indexes.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import pytest
 
 from backend.adapters.llm.fake import RecordedRequest, ReplyScript, ScriptedReply
 from backend.core.sidecars import SidecarUnavailable
+from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.http import serve
 from tests.fakes.openai_server import FAKE_CHAT_MODEL, FAKE_EMBED_MODEL, FAKE_OPENAI_KEY, OpenAIFakeServer
 from tests.fakes.site_server import SiteFake
@@ -63,6 +64,7 @@ class Fakes:
     script: TopologyScript
     site: SiteFake
     slack: FakeSlack
+    discord: FakeDiscord
 
 
 @dataclass
@@ -116,9 +118,10 @@ def topology_fakes() -> Iterator[Fakes]:
     script = TopologyScript()
     llm = OpenAIFakeServer(script=script)
     site = SiteFake()
-    with serve(llm.route) as llm_url, serve(site.route) as site_url, FakeSlack() as slack:
+    with serve(llm.route) as llm_url, serve(site.route) as site_url, FakeSlack() as slack, \
+            FakeDiscord() as discord:
         llm.base_url, site.base_url = llm_url, site_url
-        yield Fakes(llm, script, site, slack)
+        yield Fakes(llm, script, site, slack, discord)
 
 
 @pytest.fixture(scope="package")
@@ -138,8 +141,11 @@ def topology(tmp_path_factory: pytest.TempPathFactory, topology_fakes: Fakes) ->
         # The scale-out test queues four sources of one guru at once; both workers must get some.
         "OPENGURU_INGEST_CONCURRENCY": "4",
         "OPENGURU_SLACK_API_URL": topology_fakes.slack.api_url, "OPENGURU_SLACK_SOCKET_RESCAN_S": "0.5",
+        "OPENGURU_DISCORD_API_URL": topology_fakes.discord.api_url,
+        "OPENGURU_DISCORD_GATEWAY_URL": topology_fakes.discord.gateway_url, "OPENGURU_DISCORD_RESCAN_S": "0.5",
     }
-    running = start_topology(tmp_path_factory.mktemp("topology"), StoreUrls.from_environ(), env=env, slack=True)
+    running = start_topology(tmp_path_factory.mktemp("topology"), StoreUrls.from_environ(), env=env, slack=True,
+                             discord=True)
     try:
         yield running
     finally:

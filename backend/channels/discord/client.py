@@ -31,6 +31,10 @@ logger = logging.getLogger(__name__)
 ANSWERS_AT_ONCE = 4  # answers run in threads; more questions than this wait their turn
 
 
+# The bot never joins voice: discord.py's warnings about missing voice libraries would only be noise.
+discord.VoiceClient.warn_nacl = discord.VoiceClient.warn_dave = False
+
+
 def intents() -> discord.Intents:
     """Servers, messages (with their content: a privileged intent the maintainer turns on), DMs, reactions."""
     chosen = discord.Intents.none()
@@ -134,8 +138,7 @@ class GuruBot(discord.Client):
     async def answer_ephemeral(self, interaction: discord.Interaction[Any], integration: Integration,
                                question: str) -> None:
         await interaction.response.defer(ephemeral=True, thinking=True)
-        conversation = Conversation(integration, f"ephemeral:{interaction.id}", place_name(interaction.channel),
-                                    str(interaction.channel_id or ""))
+        conversation = Conversation(integration, f"ephemeral:{interaction.id}", place_name(interaction.channel), "")
         await self.answer_into(conversation, question, InteractionSink(Bridge(self.loop), interaction), ORIGINAL)
 
     async def record_vote(self, *, question_id: int, value: int) -> bool:

@@ -154,16 +154,6 @@ def feedback_custom_id(question_id: int, value: int) -> str:
     return f"{FEEDBACK_PREFIX}{value}:{question_id}"
 
 
-def parse_feedback_custom_id(custom_id: str) -> tuple[int, int] | None:
-    """(vote, question id) from a button we sent, or None for anything else."""
-    if not custom_id.startswith(FEEDBACK_PREFIX):
-        return None
-    vote, _, question = custom_id.removeprefix(FEEDBACK_PREFIX).partition(":")
-    if vote not in ("1", "-1") or not question.isdigit() or len(question) > 18:
-        return None
-    return int(vote), int(question)
-
-
 def pick(rules_by_integration: dict[int, Rules], message: Incoming) -> int | None:
     """Which of the gurus sharing one bot a message is for: the one that allows its channel (or DMs), else the first."""
     if not rules_by_integration:

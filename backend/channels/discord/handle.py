@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import timedelta
 
 from django.db import close_old_connections
+from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 
@@ -18,6 +20,8 @@ def rules_of(integration: Integration) -> Rules:
     channels = {str(c.get("id")): str(c.get("mode", "mention")) for c in integration.channels
                 if isinstance(c, dict) and c.get("mode") in ("mention", "auto")}
     return Rules(integration.bot_user_id, channels, integration.allow_dm)
+
+HEALTH_EVERY = timedelta(seconds=30)
 
 
 def integrations_by_token() -> dict[str, list[int]]:
@@ -34,6 +38,13 @@ def integrations_by_token() -> dict[str, list[int]]:
 def _loaded(ids: list[int]) -> dict[int, Integration]:
     return {i.pk: i for i in Integration.objects.filter(pk__in=ids, kind=IntegrationKind.DISCORD)
             .select_related("guru")}
+
+
+def _seen(pk: int) -> None:
+    """The tab's "last event", written at most every HEALTH_EVERY: a bot sees every message of its servers."""
+    now = timezone.now()
+    Integration.objects.filter(pk=pk).filter(Q(last_event_at__isnull=True) | Q(last_event_at__lt=now - HEALTH_EVERY)
+                                             ).update(last_event_at=now)
 
 
 @dataclass(frozen=True)
@@ -54,7 +65,7 @@ def route_message(ids: list[int], message: Incoming) -> Routed:
             "integration_id", flat=True).first()
     rules = {pk: rules_of(integration) for pk, integration in loaded.items()}
     chosen = loaded[owner if owner in loaded else (pick(rules, message) or min(loaded))]
-    Integration.objects.filter(pk=chosen.pk).update(last_event_at=timezone.now())
+    _seen(chosen.pk)
     decision = decide(message, rules[chosen.pk], known_thread=lambda key: owner == chosen.pk)
     return Routed(chosen, decision)
 
@@ -74,7 +85,7 @@ def route_command(ids: list[int], *, channel_id: str, parent_id: str, guru_slug:
     if not allowed:
         fallback = next(iter(loaded.values()), None)
         return None, not_allowed_text(fallback, dm=dm) if fallback else "No guru uses this bot any more."
-    Integration.objects.filter(pk=allowed[0].pk).update(last_event_at=timezone.now())
+    _seen(allowed[0].pk)
     return allowed[0], ""
 
 

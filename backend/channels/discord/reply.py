@@ -66,7 +66,7 @@ class Conversation:
     integration: Integration
     key: str
     place: str
-    channel_id: str  # where the answer's messages are, for reactions on them
+    channel_id: str  # where the answer's messages are, for reactions on them ("" for ephemeral ones: none)
 
 
 def absolute(integration: Integration, link: str) -> str:
@@ -108,7 +108,7 @@ def _answer(conversation: Conversation, question: str, messages: Messages) -> An
     answer = _stream(conversation, question, messages)
     parts, question_id = _final_parts(conversation, answer)
     for message_id in messages.show(parts, question_id=question_id):
-        if question_id is not None:
+        if question_id is not None and conversation.channel_id:
             answer_message_record(integration=conversation.integration, channel_id=conversation.channel_id,
                                   message_id=message_id, question_id=question_id)
     return answer

@@ -17,11 +17,11 @@ from backend.channels.discord.decide import (
     Rules,
     decide,
     feedback_custom_id,
-    parse_feedback_custom_id,
     pick,
     question_text,
     reaction_vote,
 )
+from backend.channels.discord.sinks import VoteButton
 
 BOT = "900"
 RULES = Rules(BOT, {"10": "mention", "20": "auto", "30": "auto"}, allow_dm=False)
@@ -128,9 +128,10 @@ def test_question_text_is_bounded_and_never_holds_the_bots_mention(content: str)
 def test_reactions_and_buttons_vote() -> None:
     assert reaction_vote("👍") == 1 and reaction_vote("👍🏽") == 1 and reaction_vote("👎") == -1
     assert reaction_vote("🎉") == 0
-    assert parse_feedback_custom_id(feedback_custom_id(12, -1)) == (-1, 12)
-    assert parse_feedback_custom_id("openguru:vote:2:12") is None
-    assert parse_feedback_custom_id("other:1:12") is None
+    template = VoteButton.__discord_ui_compiled_template__  # how discord.py matches a click to the button
+    found = template.fullmatch(feedback_custom_id(12, -1))
+    assert found is not None and (found["value"], found["qid"]) == ("-1", "12")
+    assert template.fullmatch("openguru:vote:2:12") is None and template.fullmatch("other:1:12") is None
 
 
 def test_a_bot_shared_by_gurus_gives_each_message_to_the_guru_allowing_its_channel() -> None:

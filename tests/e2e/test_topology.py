@@ -29,7 +29,7 @@ ALLOWED_ON_DISK = re.compile(r"media|static|repos|celerybeat-schedule(\.(bak|dat
 
 def test_the_topology_runs_the_processes_compose_runs(topology: Topology) -> None:
     assert len(topology.web_worker_pids()) == int(compose_default("OPENGURU_WEB_WORKERS"))
-    assert sorted(topology.processes) == ["beat", "nginx", "slack", "web", "worker1", "worker2"]
+    assert sorted(topology.processes) == ["beat", "discord", "nginx", "slack", "web", "worker1", "worker2"]
     assert all(process.popen.poll() is None for process in topology.processes.values())
     response = httpx.get(f"{topology.nginx_url}/healthz")
     assert response.json() == {"status": "ok", "database": "ok", "vector_store": "ok"}

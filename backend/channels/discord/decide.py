@@ -7,6 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from backend.channels.chat.rules import EVERY_MESSAGE, Rules
+
 MAX_QUESTION = 4000
 UP_REACTIONS = frozenset({"👍", "👍🏻", "👍🏼", "👍🏽", "👍🏾", "👍🏿"})
 DOWN_REACTIONS = frozenset({"👎", "👎🏻", "👎🏼", "👎🏽", "👎🏾", "👎🏿"})
@@ -36,15 +38,6 @@ class Incoming:
     parent_id: str = ""  # a thread's channel (text or forum)
     thread_owner_id: str = ""
     names: dict[str, str] = field(default_factory=dict)  # mentioned user id -> display name
-
-
-@dataclass(frozen=True)
-class Rules:
-    """One integration's settings: who the bot is and where it answers, and how."""
-
-    bot_user_id: str
-    channels: dict[str, str]  # channel id -> "mention" | "auto"
-    allow_dm: bool
 
 
 @dataclass(frozen=True)
@@ -107,7 +100,7 @@ def _in_channel(message: Incoming, rules: Rules) -> Decision:
     if mode is None:
         return NotAllowed(message.channel_id, message.message_id, dm=False) if message.mentions_bot else Ignore(
             "not a channel the bot answers in")
-    if mode == "auto" or message.mentions_bot:
+    if mode == EVERY_MESSAGE or message.mentions_bot:
         return _ask(message, rules, thread_id="")
     return Ignore("not a mention in a channel answered on mention")
 
@@ -123,7 +116,7 @@ def _in_thread(message: Incoming, rules: Rules, known: bool) -> Decision:
             "the thread's channel is no longer answered; only mentions are")
     bots_own = known and message.thread_owner_id == rules.bot_user_id
     forum_post = message.message_id == message.channel_id  # a forum post's first message has the thread's id
-    if message.mentions_bot or bots_own or (mode == "auto" and (known or forum_post)):
+    if message.mentions_bot or bots_own or (mode == EVERY_MESSAGE and (known or forum_post)):
         return _ask(message, rules, thread_id=message.channel_id)
     return Ignore("a message in a thread that is not the bot's conversation")
 

@@ -10,6 +10,7 @@ from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 
+from backend.channels.chat.rules import EVERY_MESSAGE, MENTION
 from backend.channels.discord.decide import Decision, Ignore, Incoming, Place, Rules, decide, pick
 from backend.integrations.conversations import chat_reaction, chat_vote
 from backend.integrations.discord_setup import discord_token
@@ -18,7 +19,7 @@ from backend.integrations.models import Integration, IntegrationKind, Thread
 
 def rules_of(integration: Integration) -> Rules:
     channels = {str(c.get("id")): str(c.get("mode", "mention")) for c in integration.channels
-                if isinstance(c, dict) and c.get("mode") in ("mention", "auto")}
+                if isinstance(c, dict) and c.get("mode") in (MENTION, EVERY_MESSAGE)}
     return Rules(integration.bot_user_id, channels, integration.allow_dm)
 
 HEALTH_EVERY = timedelta(seconds=30)

@@ -18,6 +18,7 @@ import discord
 from django.conf import settings
 
 from backend.adapters.discord.endpoints import point_discord_py_at
+from backend.channels.bot_process import rescan_until_stopped
 from backend.channels.discord import handle
 from backend.channels.discord.client import GuruBot
 
@@ -97,11 +98,6 @@ class DiscordSupervisor:
         point_discord_py_at(settings.OPENGURU_DISCORD_API_URL, settings.OPENGURU_DISCORD_GATEWAY_URL)
         rescan = settings.OPENGURU_DISCORD_RESCAN_S
         logger.info("Discord listener ready (rescanning every %s s)", rescan)
-        while not self.stopping.is_set():
-            await self.rescan()
-            try:
-                await asyncio.wait_for(self.stopping.wait(), timeout=rescan)
-            except TimeoutError:
-                continue
+        await rescan_until_stopped(self.stopping, rescan, self.rescan)
         for token in list(self.running):
             await self._close(token)

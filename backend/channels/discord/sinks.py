@@ -85,11 +85,37 @@ class Bridge:
         return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout=CALL_TIMEOUT_S)
 
 
-class ChannelSink:
+class _Sink:
+    """Calls from the answer's thread, each run on the client's loop; subclasses say where messages go."""
+
+    def __init__(self, bridge: Bridge) -> None:
+        self.bridge = bridge
+
+    async def _send(self, content: str, question_id: int | None) -> str:
+        raise NotImplementedError
+
+    async def _edit(self, message_id: str, content: str, question_id: int | None) -> None:
+        raise NotImplementedError
+
+    async def _delete(self, message_id: str) -> None:
+        raise NotImplementedError
+
+    def send(self, content: str, *, question_id: int | None) -> str:
+        return self.bridge.call(self._send(content, question_id))
+
+    def edit(self, message_id: str, content: str, *, question_id: int | None) -> None:
+        self.bridge.call(self._edit(message_id, content, question_id))
+
+    def delete(self, message_id: str) -> None:
+        self.bridge.call(self._delete(message_id))
+
+
+class ChannelSink(_Sink):
     """Messages in a thread or a DM channel."""
 
     def __init__(self, bridge: Bridge, channel: discord.Thread | discord.DMChannel | discord.TextChannel) -> None:
-        self.bridge, self.channel = bridge, channel
+        super().__init__(bridge)
+        self.channel = channel
 
     async def _send(self, content: str, question_id: int | None) -> str:
         options = _options(content, question_id)
@@ -102,24 +128,19 @@ class ChannelSink:
         await self.channel.get_partial_message(int(message_id)).edit(**options)  # flags (no embeds) are kept
         _forget(options)
 
-    def send(self, content: str, *, question_id: int | None) -> str:
-        return self.bridge.call(self._send(content, question_id))
-
-    def edit(self, message_id: str, content: str, *, question_id: int | None) -> None:
-        self.bridge.call(self._edit(message_id, content, question_id))
-
-    def delete(self, message_id: str) -> None:
-        self.bridge.call(self.channel.get_partial_message(int(message_id)).delete())
+    async def _delete(self, message_id: str) -> None:
+        await self.channel.get_partial_message(int(message_id)).delete()
 
 
 ORIGINAL = "@original"
 
 
-class InteractionSink:
+class InteractionSink(_Sink):
     """An `/ask` answered only to the asker: the deferred response, then follow-up messages."""
 
     def __init__(self, bridge: Bridge, interaction: discord.Interaction[Any]) -> None:
-        self.bridge, self.interaction = bridge, interaction
+        super().__init__(bridge)
+        self.interaction = interaction
 
     async def _send(self, content: str, question_id: int | None) -> str:
         options = _options(content, question_id)
@@ -135,12 +156,6 @@ class InteractionSink:
             await self.interaction.followup.edit_message(int(message_id), **options)
         _forget(options)
 
-    def send(self, content: str, *, question_id: int | None) -> str:
-        return self.bridge.call(self._send(content, question_id))
-
-    def edit(self, message_id: str, content: str, *, question_id: int | None) -> None:
-        self.bridge.call(self._edit(message_id, content, question_id))
-
-    def delete(self, message_id: str) -> None:
-        if message_id != ORIGINAL:
-            self.bridge.call(self.interaction.followup.delete_message(int(message_id)))
+    async def _delete(self, message_id: str) -> None:
+        if message_id != ORIGINAL:  # the deferred response stays: it is the first part
+            await self.interaction.followup.delete_message(int(message_id))

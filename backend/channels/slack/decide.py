@@ -8,21 +8,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from backend.channels.chat.rules import EVERY_MESSAGE, Rules
+
 # Message subtypes that are still a person writing; every other subtype (edits, deletions, joins, bot
 # messages, channel topic changes…) is not a question.
 ANSWERED_SUBTYPES = frozenset({"", "file_share", "thread_broadcast"})
 UP_REACTIONS = frozenset({"+1", "thumbsup"})
 DOWN_REACTIONS = frozenset({"-1", "thumbsdown"})
 MAX_QUESTION = 4000
-
-
-@dataclass(frozen=True)
-class Rules:
-    """One integration's settings: who the bot is, where it may answer and how."""
-
-    bot_user_id: str
-    channels: dict[str, str]  # channel id -> "mention" | "auto"
-    allow_dm: bool
 
 
 @dataclass(frozen=True)
@@ -114,7 +107,7 @@ def _message(event: dict[str, Any], rules: Rules, team: str, known_thread: Calla
         return _ask(event, rules, team=team, dm=True)
     if f"<@{rules.bot_user_id}>" in str(event.get("text") or ""):
         return Ignore("a mention: its app_mention event is answered")
-    if rules.channels.get(channel) != "auto":
+    if rules.channels.get(channel) != EVERY_MESSAGE:
         return Ignore("not a channel answered without a mention")
     in_thread = event.get("thread_ts") and event.get("thread_ts") != event.get("ts")
     if in_thread and not known_thread(f"{channel}:{event['thread_ts']}"):

@@ -22,6 +22,7 @@ from slack_sdk.socket_mode.request import SocketModeRequest
 from slack_sdk.socket_mode.response import SocketModeResponse
 from slack_sdk.web.async_client import AsyncWebClient
 
+from backend.channels.bot_process import rescan_until_stopped
 from backend.channels.slack.inbound import take_action, take_in
 from backend.integrations.models import Integration, IntegrationKind, Transport
 from backend.integrations.services import health_error
@@ -105,11 +106,6 @@ class SocketSupervisor:
     async def run(self) -> None:
         rescan = settings.OPENGURU_SLACK_SOCKET_RESCAN_S
         logger.info("Slack Socket Mode process ready (rescanning every %s s)", rescan)
-        while not self.stopping.is_set():
-            await self.rescan()
-            try:
-                await asyncio.wait_for(self.stopping.wait(), timeout=rescan)
-            except TimeoutError:
-                continue
+        await rescan_until_stopped(self.stopping, rescan, self.rescan)
         for pk in list(self.clients):
             await self._close(pk)

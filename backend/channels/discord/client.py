@@ -72,11 +72,16 @@ class GuruBot(discord.Client):
         self.integration_ids = list(integration_ids)
         self.tree = app_commands.CommandTree(self)
         self.answers = ThreadPoolExecutor(max_workers=ANSWERS_AT_ONCE, thread_name_prefix="discord-answer")
-        self.ready_once = asyncio.Event()
+        self.setup_problem = ""
 
     async def setup_hook(self) -> None:
+        """After login, before the gateway: the vote buttons, and `/ask` registered (so it works from the start)."""
         self.add_dynamic_items(VoteButton)
         add_ask(self)
+        try:
+            await self.tree.sync()
+        except discord.HTTPException as exc:
+            self.setup_problem = f"Discord refused the /ask command: {exc.text}"
 
     async def db(self, function: Any, /, *args: Any, **kwargs: Any) -> Any:
         return await asyncio.to_thread(function, *args, **kwargs)
@@ -87,12 +92,8 @@ class GuruBot(discord.Client):
         guilds = [{"id": str(g.id), "name": g.name} for g in self.guilds]
         await self.db(handle.connected, self.integration_ids, bot_user_id=str(self.user.id),
                       bot_name=self.user.name, application_id=application, guilds=guilds)
-        if not self.ready_once.is_set():
-            try:
-                await self.tree.sync()
-            except discord.HTTPException as exc:
-                await self.db(handle.failed, self.integration_ids, f"Discord refused the /ask command: {exc.text}")
-            self.ready_once.set()
+        if self.setup_problem:
+            await self.db(handle.failed, self.integration_ids, self.setup_problem)
         logger.info("Discord bot %s ready in %d server(s)", self.user.name, len(guilds))
 
     async def on_guild_join(self, guild: discord.Guild) -> None:

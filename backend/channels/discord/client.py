@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 from concurrent.futures import ThreadPoolExecutor
@@ -84,7 +83,7 @@ class GuruBot(discord.Client):
             self.setup_problem = f"Discord refused the /ask command: {exc.text}"
 
     async def db(self, function: Any, /, *args: Any, **kwargs: Any) -> Any:
-        return await asyncio.to_thread(function, *args, **kwargs)
+        return await handle.in_thread(function, *args, **kwargs)
 
     async def on_ready(self) -> None:
         assert self.user is not None

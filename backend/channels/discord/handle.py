@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any, TypeVar
 
 from django.db import close_old_connections
 from django.db.models import Q
@@ -23,11 +26,25 @@ def rules_of(integration: Integration) -> Rules:
     return Rules(integration.bot_user_id, channels, integration.allow_dm)
 
 HEALTH_EVERY = timedelta(seconds=30)
+T = TypeVar("T")
+
+
+async def in_thread(function: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+    """Run a database step off the event loop (the ORM is synchronous), its connection closed afterwards.
+
+    The threads that run these steps outlive them: a connection left open would stay open, one per thread.
+    """
+    def run() -> T:
+        close_old_connections()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            close_old_connections()
+    return await asyncio.to_thread(run)
 
 
 def integrations_by_token() -> dict[str, list[int]]:
     """Every Discord integration with a token, grouped by token: one gateway connection per bot."""
-    close_old_connections()
     grouped: dict[str, list[int]] = {}
     for integration in Integration.objects.filter(kind=IntegrationKind.DISCORD).order_by("pk"):
         token = discord_token(integration)
@@ -56,7 +73,6 @@ class Routed:
 
 def route_message(ids: list[int], message: Incoming) -> Routed:
     """The guru a message is for (the thread's own, else the one allowing its channel) and what to do with it."""
-    close_old_connections()
     loaded = _loaded(ids)
     if not loaded:
         return Routed(None, Ignore("no integration uses this bot any more"))
@@ -74,7 +90,6 @@ def route_message(ids: list[int], message: Incoming) -> Routed:
 def route_command(ids: list[int], *, channel_id: str, parent_id: str, guru_slug: str,
                   dm: bool) -> tuple[Integration | None, str]:
     """The guru `/ask` is for (the one named, else the one allowing this channel), or the sentence saying why not."""
-    close_old_connections()
     loaded = _loaded(ids)
     checked = parent_id or channel_id
     allowed = [i for i in loaded.values() if (dm and i.allow_dm) or (not dm and checked in rules_of(i).channels)]
@@ -92,18 +107,15 @@ def route_command(ids: list[int], *, channel_id: str, parent_id: str, guru_slug:
 
 def gurus_of(ids: list[int]) -> list[tuple[str, str]]:
     """(slug, name) of the gurus a bot serves, for `/ask`'s guru choice."""
-    close_old_connections()
     return sorted((i.guru.slug, i.guru.name) for i in _loaded(ids).values())
 
 
 def vote(ids: list[int], *, question_id: int, value: int) -> bool:
-    close_old_connections()
     return any(chat_vote(integration=integration, question_id=question_id, value=value)
                for integration in _loaded(ids).values())
 
 
 def reaction(ids: list[int], *, channel_id: str, message_id: str, value: int, removed: bool) -> bool:
-    close_old_connections()
     return any(chat_reaction(integration=integration, channel_id=channel_id, message_id=message_id,
                              value=None if removed else value, removed_value=value if removed else None)
                for integration in _loaded(ids).values())
@@ -112,14 +124,12 @@ def reaction(ids: list[int], *, channel_id: str, message_id: str, value: int, re
 def connected(ids: list[int], *, bot_user_id: str, bot_name: str, application_id: str,
               guilds: list[dict[str, str]]) -> None:
     """The gateway said READY (or the bot joined or left a server): what the Integrations tab shows."""
-    close_old_connections()
     Integration.objects.filter(pk__in=ids).update(bot_user_id=bot_user_id, workspace_name=bot_name[:200],
                                                   app_id=application_id, guilds=guilds,
                                                   last_event_at=timezone.now(), last_error="", last_error_at=None)
 
 
 def failed(ids: list[int], message: str) -> None:
-    close_old_connections()
     Integration.objects.filter(pk__in=ids).update(last_error=message[:500], last_error_at=timezone.now())
 
 

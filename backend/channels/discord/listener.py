@@ -66,7 +66,7 @@ class DiscordSupervisor:
             failures = self.retry_at.get(token, (0.0, 0))[1]
             self.retry_at[token] = (time.monotonic() + RETRY_S[min(failures, len(RETRY_S) - 1)], failures + 1)
             logger.warning("Discord %s stopped: %s", _name(token), why(exc))
-            await asyncio.to_thread(handle.failed, bot.integration_ids, why(exc))
+            await handle.in_thread(handle.failed, bot.integration_ids, why(exc))
         finally:
             if not bot.is_closed():
                 await bot.close()
@@ -84,7 +84,7 @@ class DiscordSupervisor:
         logger.info("Discord %s closed", _name(token))
 
     async def rescan(self) -> None:
-        wanted = await asyncio.to_thread(handle.integrations_by_token)
+        wanted = await handle.in_thread(handle.integrations_by_token)
         for token in [t for t, r in self.running.items() if t not in wanted or r.task.done()]:
             await self._close(token)
         for token, ids in wanted.items():

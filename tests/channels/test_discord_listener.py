@@ -250,3 +250,18 @@ def test_the_operators_discord_bot_token_serves_the_guru_set_up_to_use_it(
         assert _answered(discord, thread["id"])[-1]["content"].startswith(ANSWER)
     finally:
         running.stop()
+
+
+def test_where_discord_refuses_a_thread_the_asker_and_the_tab_are_told(
+        discord: FakeDiscord, listener: ListenerThread, discord_integration: Integration) -> None:
+    discord.deny_threads(SUPPORT)
+    assert listener.supervisor is not None
+    # READY clears the tab's last error (the connection works): wait for it, so it cannot clear this one.
+    discord.wait_for(lambda: listener.supervisor.running[BOT_TOKEN].bot.is_ready(), timeout=30)
+    asked = _mention(discord)
+    said = discord.wait_for(lambda: bot_messages(discord, SUPPORT), timeout=30)[0]
+    assert "I could not answer here (Discord said: Missing Permissions)" in said["content"]
+    assert said["message_reference"]["message_id"] == asked["id"]
+    error = Integration.objects.get().last_error
+    assert "refused to open a thread or post in #support: Missing Permissions" in error
+    assert not Question.objects.exists() and not discord.threads()

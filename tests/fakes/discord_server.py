@@ -176,6 +176,11 @@ class FakeDiscord:
 
     # --- the gateway -----------------------------------------------------------------------------------------
 
+    def deny_threads(self, channel_id: str) -> None:
+        """Bots may not open threads in this channel (as without Create Public Threads): 403 code 50013."""
+        with self.world.lock:
+            self.world.no_threads.add(channel_id)
+
     def drop_connections(self, token: str | None = None) -> None:
         """Cut the bot's gateway sockets without a close frame; the sessions stay resumable (events buffer)."""
         self.world.gateway.drop(token)

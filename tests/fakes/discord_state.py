@@ -65,6 +65,7 @@ class World:
             self.channels: dict[str, Json] = {}
             self.messages: dict[str, list[Json]] = {}
             self.created_threads: list[str] = []
+            self.no_threads: set[str] = set()  # channels where the bots lack Create Public Threads
             self.commands: dict[str, list[Json]] = {}
             self.interactions: dict[str, Interaction] = {}
             self.calls: list[Call] = []
@@ -271,6 +272,8 @@ class World:
     def thread_from_message(self, message: Json, *, owner_id: str, name: str, auto_archive_duration: int) -> Json:
         """POST /channels/{cid}/messages/{mid}/threads: the thread takes the message's id, as on Discord."""
         with self.lock:
+            if message["channel_id"] in self.no_threads:
+                raise ApiError(403, 50013, "Missing Permissions")
             if message.get("thread"):
                 raise ApiError(400, 160004, "A thread has already been created for this message")
             thread = self.create_thread(message["channel_id"], owner_id=owner_id, name=name,

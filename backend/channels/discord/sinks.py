@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from abc import ABC, abstractmethod
 from collections.abc import Coroutine
 from typing import Any, Literal, TypeVar
 
@@ -85,20 +86,20 @@ class Bridge:
         return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout=CALL_TIMEOUT_S)
 
 
-class _Sink:
+class _Sink(ABC):
     """Calls from the answer's thread, each run on the client's loop; subclasses say where messages go."""
 
     def __init__(self, bridge: Bridge) -> None:
         self.bridge = bridge
 
-    async def _send(self, content: str, question_id: int | None) -> str:
-        raise NotImplementedError
+    @abstractmethod
+    async def _send(self, content: str, question_id: int | None) -> str: ...
 
-    async def _edit(self, message_id: str, content: str, question_id: int | None) -> None:
-        raise NotImplementedError
+    @abstractmethod
+    async def _edit(self, message_id: str, content: str, question_id: int | None) -> None: ...
 
-    async def _delete(self, message_id: str) -> None:
-        raise NotImplementedError
+    @abstractmethod
+    async def _delete(self, message_id: str) -> None: ...
 
     def send(self, content: str, *, question_id: int | None) -> str:
         return self.bridge.call(self._send(content, question_id))

@@ -109,7 +109,8 @@ def reference_list(contexts: list[Context], private: frozenset[int]) -> list[dic
          "link": "" if c.source_id in private else c.link, "kind": c.kind.value, "score": round(c.score, 3),
          "locator": c.locator, "cited": False,
          "also_in": [{"source_id": m.source_id, "title": m.title or m.link,
-                      "link": "" if m.source_id in private else m.link} for m in c.also_in]}
+                      "link": "" if m.source_id in private else m.link} for m in c.also_in],
+         **({"summary": True} if c.summary else {})}
         for n, c in enumerate(contexts, start=1)
     ]
 

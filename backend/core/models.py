@@ -51,6 +51,9 @@ class Settings(TimeStampedModel):
     llm_base_url = models.CharField(max_length=500, blank=True)
     llm_api_key = EncryptedTextField(blank=True)
     history_turns = models.PositiveSmallIntegerField(default=4)
+    summary_token_budget = models.PositiveIntegerField(
+        default=1_000_000, help_text="Tokens each guru's summaries may spend, unless the guru sets its own."
+    )
 
     class Meta:
         verbose_name = "settings"

@@ -49,6 +49,13 @@ class Guru(TimeStampedModel):
     chat_model = models.CharField(
         max_length=200, blank=True, help_text="Model id for this guru's answers; empty uses OPENGURU_CHAT_MODEL."
     )
+    summary_token_budget = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Tokens summaries may spend in all; empty uses the instance default."
+    )
+    summary_tokens_used = models.PositiveBigIntegerField(default=0, editable=False)
+    summary_note = models.CharField(max_length=500, blank=True, editable=False,
+                                    help_text="Why the guru's summary is missing or partial.")
+
     class Meta:
         ordering = ["name"]
         constraints = [

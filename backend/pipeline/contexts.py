@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from statistics import fmean
 from typing import Any
 
 from backend.pipeline.text import content_key, same_content
-from backend.pipeline.types import SourceKind
+from backend.pipeline.types import SUMMARY_GENERATION, SourceKind
 
 TRUST_WINDOW = 0.2
 """Contexts this far below the best one are dropped even above the threshold (DESIGN.md §5)."""
@@ -50,11 +50,16 @@ class Context:
     locator: str
     chunk_ids: tuple[str, ...] = field(default=())
     also_in: tuple[SourceMention, ...] = field(default=())
+    summary: bool = False
+    """A node of a summary tree (a source's or the guru's), not a passage of the source's own text."""
 
 
-def live_only(chunks: Sequence[ScoredChunk], live: Mapping[int, int]) -> list[ScoredChunk]:
-    """Chunks of the generation their source publishes (a half-written re-index is never read)."""
-    return [c for c in chunks if live.get(c.source_id) == c.generation]
+def live_only(chunks: Sequence[ScoredChunk], live: Mapping[int, int],
+              summaries: Collection[int] = ()) -> list[ScoredChunk]:
+    """Chunks of the generation their source publishes (a half-written re-index is never read), and the
+    summary rows of the sources in `summaries`."""
+    return [c for c in chunks if live.get(c.source_id) == c.generation
+            or (c.generation == SUMMARY_GENERATION and c.source_id in summaries)]
 
 
 def _join(left: str, right: str) -> str:
@@ -64,6 +69,14 @@ def _join(left: str, right: str) -> str:
         if left.endswith(right[:size]):
             return left + right[size:]
     return f"{left}\n{right}"
+
+
+def join_chunks(texts: Sequence[str]) -> str:
+    """A document's consecutive chunks (in order) as one text, each overlap kept once."""
+    joined = ""
+    for text in texts:
+        joined = _join(joined, text) if joined else text
+    return joined
 
 
 def locator_text(kind: SourceKind, metadata: Mapping[str, Any]) -> str:
@@ -89,7 +102,8 @@ def _merge_run(run: list[ScoredChunk]) -> Context:
         meta["line_end"] = run[-1].metadata["line_end"]
     return Context(source_id=first.source_id, kind=first.kind, title=str(meta.get("title", "")),
                    link=str(meta.get("link", "")), text=text, score=max(c.score for c in run),
-                   locator=locator_text(first.kind, meta), chunk_ids=tuple(c.chunk_id for c in run))
+                   locator=locator_text(first.kind, meta), chunk_ids=tuple(c.chunk_id for c in run),
+                   summary=bool(meta.get("summary")))
 
 
 def _runs(chunks: list[ScoredChunk]) -> list[list[ScoredChunk]]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
 from backend.pipeline.answer_types import AnswerRequest, Grade, GradeInput, Understanding, UnderstandRequest
@@ -90,7 +90,8 @@ class VectorStore(Protocol):
     def delete_where(
         self, name: str, *, source_id: int, generation_lt: int | None = None, generation: int | None = None
     ) -> None:
-        """Delete a source's chunks: all, those older than `generation_lt`, or those of one `generation`."""
+        """Delete a source's chunks: all (summary rows too), those older than `generation_lt` (never summary
+        rows: their generation is SUMMARY_GENERATION), or those of one `generation`."""
         ...
 
     def delete_ids(self, name: str, ids: Sequence[str]) -> None:
@@ -116,14 +117,15 @@ class VectorStore(Protocol):
 
     def search_hybrid(
         self, name: str, *, query_text: str, query_vector: Sequence[float], top_k: int, candidates: int = 50,
-        live: Mapping[int, int] | None = None,
+        live: Mapping[int, int] | None = None, summaries: Collection[int] = (),
     ) -> list[HybridHit]:
         """Dense (cosine) and BM25 (on `text`) searches of `candidates` each, fused by reciprocal rank.
 
         Returns at most top_k hits, best first, each with its stored vector (for reranking without
         re-embedding) and its rank in each leg (None when that leg did not find it). With `live`
         (source id -> generation), both searches see only those sources' chunks of that generation,
-        so other generations never take a candidate slot; an empty mapping finds nothing.
+        so other generations never take a candidate slot; an empty mapping finds nothing but the
+        summary rows (generation SUMMARY_GENERATION) of the source ids in `summaries`, which are searched too.
         """
         ...
 

@@ -16,6 +16,12 @@ class SourceKind(str, enum.Enum):
     GITHUB_REPO = "GITHUB_REPO"
 
 
+SUMMARY_GENERATION = -1
+"""The generation of summary rows: they outlive index runs (re-used by hash), so no run's cleanup deletes them."""
+GURU_SUMMARY_SOURCE = 0
+"""The source id of rows summarising the whole guru (no source has id 0)."""
+
+
 @dataclass(frozen=True)
 class Chunk:
     """One indexed piece of a source, as stored in the vector store."""

@@ -3,18 +3,24 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from backend.adapters import registry
 from backend.gurus.models import CollectionStatus, Guru, VectorCollection
+from backend.pipeline.breadth import Breadth, breadth_of, guru_names
 from backend.pipeline.contexts import Context, ScoredChunk, build_contexts, live_only
 from backend.pipeline.llm_types import Passage
-from backend.pipeline.types import HybridHit
-from backend.sources.models import DataSource
+from backend.pipeline.types import GURU_SUMMARY_SOURCE, HybridHit
+from backend.sources.models import DataSource, Summarization
+from backend.sources.summary_vectors import vector_id
 
 CANDIDATES = 40
 MAX_SOURCES = 5
 CHUNKS_PER_SOURCE = 3
+SUMMARY_CANDIDATES = 8
+"""Summaries searched on their own for a broad question, beside the usual candidates."""
+SUBJECT_SUPPORT = 0.9
+"""A question about the guru's subject as a whole is, by construction, what the guru's summary answers."""
 
 
 @dataclass(frozen=True)
@@ -38,27 +44,55 @@ def _live_generations(guru: Guru) -> tuple[dict[int, int], frozenset[int]]:
     return live, frozenset(pk for pk, _, private in rows if private)
 
 
+def _summarised(guru: Guru) -> tuple[frozenset[int], str]:
+    """Owners of searchable summary rows (GURU_SUMMARY_SOURCE for the guru's own), and the guru summary's row id."""
+    rows = Summarization.objects.filter(guru=guru, vector_written=True).values_list("source_id", "is_root", "pk")
+    owners = frozenset(GURU_SUMMARY_SOURCE if source_id is None else source_id for source_id, _, _ in rows)
+    root = next((vector_id(pk) for _, is_root, pk in rows if is_root), "")
+    return owners, root
+
+
+def _candidates(name: str, query: str, query_vector: list[float], live: dict[int, int], summaries: frozenset[int],
+                breadth: Breadth) -> list[HybridHit]:
+    store = registry.vector_store()
+    # The live generations filter inside the search: chunks of an unfinished or abandoned index run
+    # must not take the candidate slots (thousands of orphans once crowded out every live chunk).
+    found = store.search_hybrid(name, query_text=query, query_vector=query_vector, top_k=CANDIDATES, live=live,
+                                summaries=summaries)
+    if breadth.broad and summaries:
+        # A broad question's words rarely match one summary better than many narrow chunks: the summaries
+        # get candidate slots of their own, and the reranker decides between them and the chunks.
+        seen = {h.hit.chunk_id for h in found}
+        found += [h for h in store.search_hybrid(name, query_text=query, query_vector=query_vector,
+                                                 top_k=SUMMARY_CANDIDATES, live={}, summaries=summaries)
+                  if h.hit.chunk_id not in seen]
+    return found
+
+
 def retrieve(*, guru: Guru, query: str, rerank_threshold: float) -> Retrieval:
-    """Contexts for `query` from the guru's live chunks; empty when nothing relevant is indexed."""
+    """Contexts for `query` from the guru's live chunks and summaries; empty when nothing relevant is indexed."""
     record = VectorCollection.objects.filter(guru_id=guru.pk, status=CollectionStatus.READY).first()
     live, private = _live_generations(guru)
     if record is None or not live:
         return Retrieval([], private_sources=private)
+    summaries, root = _summarised(guru)
+    breadth = breadth_of(query, names=guru_names(guru.name, guru.slug))
     start = time.perf_counter()
     query_vector = registry.embedder().embed_query(query)
     timings = {"embed_ms": _ms(start)}
     start = time.perf_counter()
-    # The live generations filter inside the search: chunks of an unfinished or abandoned index run
-    # must not take the candidate slots (thousands of orphans once crowded out every live chunk).
-    candidates = registry.vector_store().search_hybrid(record.name, query_text=query, query_vector=query_vector,
-                                                       top_k=CANDIDATES, live=live)
+    candidates = _candidates(record.name, query, query_vector, live, summaries, breadth)
     timings["search_ms"] = _ms(start)
     if not candidates:
         return Retrieval([], timings, private)
     start = time.perf_counter()
-    scored = [c for c in _reranked(query, query_vector, candidates) if c.score >= rerank_threshold]
+    reranked = _reranked(query, query_vector, candidates)
+    if breadth.about_subject and root:
+        reranked = [replace(c, score=max(c.score, SUBJECT_SUPPORT)) if c.chunk_id == root else c for c in reranked]
+    scored = [c for c in reranked if c.score >= rerank_threshold]
     timings["rerank_ms"] = _ms(start)
-    contexts = build_contexts(live_only(scored, live), max_sources=MAX_SOURCES, chunks_per_source=CHUNKS_PER_SOURCE)
+    contexts = build_contexts(live_only(scored, live, summaries), max_sources=MAX_SOURCES,
+                              chunks_per_source=CHUNKS_PER_SOURCE)
     return Retrieval(contexts, timings, private)
 
 

@@ -23,6 +23,14 @@ class SourceStatus(models.TextChoices):
     FAILED = "FAILED", "Failed"
 
 
+class SummaryState(models.TextChoices):
+    QUEUED = "QUEUED", "Queued"
+    RUNNING = "RUNNING", "Summarising"
+    DONE = "DONE", "Summarised"
+    OVER_BUDGET = "OVER_BUDGET", "Stopped at the token budget"
+    FAILED = "FAILED", "Failed"
+
+
 def source_upload_path(instance: DataSource, filename: str) -> str:
     """Files live under the guru's folder so deleting a guru removes them in one step."""
     return f"sources/{instance.guru_id}/{filename}"
@@ -61,6 +69,11 @@ class DataSource(TimeStampedModel):
         default=0, editable=False, help_text="Times recovery re-queued the current run after its task died."
     )
     reindex_count = models.PositiveIntegerField(default=0)
+    # The summary tree's own progress, apart from indexing's: summarising never holds up answering.
+    summary_state = models.CharField(max_length=12, choices=SummaryState.choices, blank=True, default="")
+    summary_done = models.PositiveIntegerField(default=0)
+    summary_total = models.PositiveIntegerField(default=0)
+    summary_note = models.CharField(max_length=500, blank=True, help_text="Why the summary is missing or partial.")
 
     class Meta:
         ordering = ["-created_at"]
@@ -151,14 +164,22 @@ class Summarization(TimeStampedModel):
         "self", on_delete=models.CASCADE, null=True, blank=True, related_name="children"
     )
     level = models.PositiveSmallIntegerField(default=0)
-    is_root = models.BooleanField(default=False)
+    position = models.PositiveIntegerField(default=0, help_text="Order within its level (reading order).")
+    is_root = models.BooleanField(default=False, help_text="The guru's summary: the top of the guru's tree.")
+    is_source_root = models.BooleanField(default=False, help_text="The source's summary: the top of its tree.")
+    # What the node was made from (a piece's text, or its children's hashes) and how: equal hashes are
+    # re-used instead of re-summarised, so an edit re-summarises only its pieces and the path above them.
+    content_hash = models.CharField(max_length=64, db_index=True, default="")
+    extractive = models.BooleanField(default=False, help_text="Sentences picked from the text, not written by a model.")
+    vector_written = models.BooleanField(default=False, editable=False,
+                                         help_text="Embedded into the guru's collection, so retrieval finds it.")
     text = models.TextField()
     model = models.CharField(max_length=200, blank=True)
     prompt_tokens = models.PositiveIntegerField(default=0)
     completion_tokens = models.PositiveIntegerField(default=0)
 
     class Meta:
-        ordering = ["guru", "level", "id"]
+        ordering = ["guru", "level", "position", "id"]
         constraints = [
             models.UniqueConstraint(
                 fields=["guru"], condition=models.Q(is_root=True), name="summarization_one_root_per_guru"

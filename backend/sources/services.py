@@ -21,6 +21,7 @@ from backend.gurus.models import Guru
 from backend.gurus.services import guru_collection_rebuild
 from backend.pipeline.youtube_urls import parse_youtube_url
 from backend.sources.models import DataSource, SourceKind, SourceStatus
+from backend.sources.summaries import summaries_queue
 from backend.sources.validation import InvalidSource as InvalidSource  # re-exported: callers catch it from here
 from backend.sources.validation import check_new_source
 
@@ -161,6 +162,7 @@ def source_delete(*, source: DataSource) -> None:
     source_id, guru_id, file_name = source.pk, source.guru_id, source.file.name or ""
     source.delete()  # GithubFile rows cascade
     enqueue_on_commit("sources.cleanup", source_id=source_id, guru_id=guru_id, file_name=file_name)
+    summaries_queue(guru_id=guru_id, source_id=None)  # the guru's summary no longer covers it
 
 
 def source_cleanup(*, source_id: int, guru_id: int, file_name: str) -> None:

@@ -72,3 +72,23 @@ def sources_check_for_due(self: Any) -> int:
     from backend.sources.services import source_schedule_due
 
     return source_schedule_due()
+
+
+SUMMARY_LOCK_TTL = 300
+
+
+@openguru_task("sources.summarize", max_retries=None, retry_backoff_max=600)
+def source_summarize(self: Any, *, guru_id: int, source_id: int | None = None) -> None:
+    from backend.sources.summaries import summaries_run, summary_mark_failed
+
+    try:
+        # One tree at a time per guru: the guru's summary reads every source's, and the budget is shared.
+        with cache_lock(f"summaries:{guru_id}", ttl=SUMMARY_LOCK_TTL) as held:
+            summaries_run(guru_id=guru_id, source_id=source_id, keepalive=lambda: held.renew(SUMMARY_LOCK_TTL))
+    except LockNotAcquired as exc:
+        raise self.retry(exc=exc, countdown=LOCK_BUSY_COUNTDOWN) from exc
+    except TransientServiceError:
+        raise
+    except Exception as exc:
+        summary_mark_failed(source_id=source_id, exc=exc)
+        raise

@@ -5,12 +5,12 @@ from __future__ import annotations
 import math
 import threading
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from backend.pipeline.errors import DimensionMismatchError, PermanentServiceError
 from backend.pipeline.fusion import bm25_rank, reciprocal_rank_fusion, term_counts
-from backend.pipeline.types import Chunk, CollectionInfo, Hit, HybridHit
+from backend.pipeline.types import SUMMARY_GENERATION, Chunk, CollectionInfo, Hit, HybridHit
 
 
 @dataclass
@@ -86,7 +86,9 @@ class InMemoryVectorStore:
         return []  # an in-memory collection is always searchable
 
     @staticmethod
-    def _visible(chunk: Chunk, live: Mapping[int, int] | None) -> bool:
+    def _visible(chunk: Chunk, live: Mapping[int, int] | None, summaries: Collection[int] = ()) -> bool:
+        if chunk.generation == SUMMARY_GENERATION and chunk.source_id in summaries:
+            return True
         return live is None or live.get(chunk.source_id) == chunk.generation
 
     def _get(self, name: str) -> _Collection:
@@ -115,7 +117,7 @@ class InMemoryVectorStore:
                 cid
                 for cid, c in target.rows.items()
                 if c.source_id == source_id
-                and (generation_lt is None or c.generation < generation_lt)
+                and (generation_lt is None or 0 <= c.generation < generation_lt)
                 and (generation is None or c.generation == generation)
             ]
             for cid in doomed:
@@ -143,12 +145,12 @@ class InMemoryVectorStore:
 
     def search_hybrid(
         self, name: str, *, query_text: str, query_vector: Sequence[float], top_k: int, candidates: int = 50,
-        live: Mapping[int, int] | None = None,
+        live: Mapping[int, int] | None = None, summaries: Collection[int] = (),
     ) -> list[HybridHit]:
         with self._lock:
             found = self._get(name)
             # Filtered before ranking, as Milvus filters inside the search: other generations take no slot.
-            rows = {cid: c for cid, c in found.rows.items() if self._visible(c, live)}
+            rows = {cid: c for cid, c in found.rows.items() if self._visible(c, live, summaries)}
             terms = {cid: found.terms[cid] for cid in rows}
         # Each leg fetches at least top_k so a caller asking for more than `candidates` still gets top_k.
         limit = max(candidates, top_k)

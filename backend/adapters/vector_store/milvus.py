@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -268,7 +268,7 @@ class MilvusVectorStore:
         # Only integers reach the expression (typed, never user strings), so it cannot be injected.
         expr = f"source_id == {int(source_id)}"
         if generation_lt is not None:
-            expr += f" and generation < {int(generation_lt)}"
+            expr += f" and generation >= 0 and generation < {int(generation_lt)}"
         if generation is not None:
             expr += f" and generation == {int(generation)}"
         self._call("delete chunks", self._client.delete, collection_name=name, filter=expr)
@@ -321,18 +321,18 @@ class MilvusVectorStore:
 
     def search_hybrid(
         self, name: str, *, query_text: str, query_vector: Sequence[float], top_k: int, candidates: int = 50,
-        live: Mapping[int, int] | None = None,
+        live: Mapping[int, int] | None = None, summaries: Collection[int] = (),
     ) -> list[HybridHit]:
         # Two id-only searches fused here, then one get() of the top_k rows, instead of client.hybrid_search:
         # hybrid_search returns only the fused score, not each leg's rank, and is no faster on Milvus Lite
         # (medians, hybrid_search vs this: 5k rows 24.5 vs 23.0 ms, 20k 39.8 vs 40.9 ms; bench/hybrid_search.py
         # 20k 37.0 vs 36.9 ms) since it runs the same two searches server-side and projects every output
         # field, vector included, for all 2 x candidates rows. Legs in two threads gained nothing (GIL-bound).
-        if live is not None and not live:
+        if live is not None and not live and not summaries:
             return []
         # The generation filter runs inside both searches, so chunks of an unfinished or abandoned
         # generation never take a candidate slot from the live ones.
-        expr = live_filter(live) if live is not None else ""
+        expr = live_filter(live, summaries) if live is not None else ""
         limit = max(candidates, top_k)  # each leg fetches at least top_k so top_k is honoured
         dense = self._leg_ids(name, "vector", [float(x) for x in query_vector], "COSINE", limit, expr)
         # Stop words are dropped client-side (see fusion.STOP_WORDS); a query left with no terms skips BM25.

@@ -25,3 +25,4 @@ WHITENOISE_USE_FINDERS = True
 # Celery workers started inside the test process (tests/support/celery_worker.py) must not renice pytest
 # itself, and with it every process a later test starts.
 OPENGURU_WORKER_NICENESS = 0
+OPENGURU_SUMMARIES = False  # tests of summaries turn them on (tests/support/summaries.py); others keep their rows

@@ -58,3 +58,13 @@ for _name in ("OPENGURU_SOURCE_MAX_CHARS", "OPENGURU_SOURCE_MAX_CHUNKS", "OPENGU
               "OPENGURU_SOURCE_MAX_MEMORY_MB", "OPENGURU_GITHUB_MAX_FILES"):
     if globals()[_name] < 1:
         raise ImproperlyConfigured(f"{_name} must be at least 1")
+# Summary trees (issue #18), in characters: pieces of a source's text stay under MAX_LENGTH (with OVERLAP
+# between them; a tail under MIN_LENGTH joins the piece before), each summary under SUMMARY_LENGTH, so one
+# merge reads MAX_LENGTH // SUMMARY_LENGTH summaries. CONCURRENCY bounds one tree's summariser calls at once.
+SUMMARIZATION_MAX_LENGTH = env_int("SUMMARIZATION_MAX_LENGTH", 12000)
+SUMMARIZATION_OVERLAP_LENGTH = env_int("SUMMARIZATION_OVERLAP_LENGTH", 400)
+SUMMARIZATION_MIN_LENGTH = env_int("SUMMARIZATION_MIN_LENGTH", 1500)
+SUMMARIZATION_SUMMARY_LENGTH = env_int("SUMMARIZATION_SUMMARY_LENGTH", 1500)
+OPENGURU_SUMMARY_CONCURRENCY = env_int("OPENGURU_SUMMARY_CONCURRENCY", 4)
+# Summaries are built after every index run unless turned off (no tree, no summary rows, no spend).
+OPENGURU_SUMMARIES = env_bool("OPENGURU_SUMMARIES", True)

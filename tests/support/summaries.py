@@ -1,0 +1,41 @@
+"""Test helpers for summary trees: small tree sizes, a page of many distinct paragraphs, summariser calls."""
+
+from __future__ import annotations
+
+from pytest_django.fixtures import Settings as SettingsWrapper
+
+from backend.adapters.llm.fake import RecordedRequest
+
+SUMMARISE_PROMPT = "Summarise the following material"
+
+
+def small_trees(settings: SettingsWrapper, *, max_length: int = 1000, summary_length: int = 240) -> None:
+    """Summaries on, with sizes small enough that a test page makes a tree of several layers."""
+    settings.OPENGURU_SUMMARIES = True
+    settings.SUMMARIZATION_MAX_LENGTH = max_length
+    settings.SUMMARIZATION_OVERLAP_LENGTH = 50
+    settings.SUMMARIZATION_MIN_LENGTH = 200
+    settings.SUMMARIZATION_SUMMARY_LENGTH = summary_length
+    settings.OPENGURU_SUMMARY_CONCURRENCY = 2
+
+
+def topic_paragraphs(topic: str, count: int, *, edited: int | None = None) -> list[str]:
+    """`count` paragraphs of about 300 characters, each about one numbered aspect of `topic`."""
+    paragraphs = []
+    for i in range(count):
+        note = " This paragraph was edited." if i == edited else ""
+        paragraphs.append(
+            f"Section {i} of the {topic} guide explains aspect number {i} of {topic} in detail. The {topic} "
+            f"feature {i} can be configured with the option {topic.lower()}_{i} and it works together with the "
+            f"rest of the system. Users of {topic} rely on aspect {i} when they deploy it in production.{note}")
+    return paragraphs
+
+
+def page_html(title: str, paragraphs: list[str]) -> str:
+    body = "".join(f"<p>{p}</p>" for p in paragraphs)
+    return f"<!doctype html><html><head><title>{title}</title></head><body><main><h1>{title}</h1>{body}</main></body></html>"
+
+
+def summarise_calls(requests: list[RecordedRequest]) -> list[RecordedRequest]:
+    """The summariser's calls among everything the fake LLM received."""
+    return [r for r in requests if any(SUMMARISE_PROMPT in text for _, text in r.messages)]

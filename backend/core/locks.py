@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import logging
+import threading
 import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from django.db import connections
+
 from backend.core.counters import CounterStore, counter_store
+
+logger = logging.getLogger(__name__)
 
 
 class LockNotAcquired(Exception):
@@ -58,3 +64,29 @@ def cache_semaphore(name: str, *, slots: int, ttl: int = 600) -> Iterator[Held]:
         yield Held(store, key, token)
     finally:
         store.release(key, token)
+
+
+@contextmanager
+def kept_alive(held: Held, *, ttl: int, every: float) -> Iterator[None]:
+    """Renew `held` for `ttl` s every `every` s from a background thread while the block runs, so a short TTL
+    frees the lock soon after its holder dies however long one step of the work takes."""
+    stop = threading.Event()
+
+    def renew() -> None:
+        try:
+            while not stop.wait(every):
+                try:
+                    if not held.renew(ttl):
+                        logger.warning("lost the lock %s", held.key)
+                except Exception:  # a busy store must not end the work; the next renewal tries again
+                    logger.warning("renewing the lock %s failed", held.key, exc_info=True)
+        finally:
+            connections.close_all()  # this thread's own connections (the counter store may be the database)
+
+    thread = threading.Thread(target=renew, name=f"renew-{held.key}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(timeout=every + 5)

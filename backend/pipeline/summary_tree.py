@@ -87,13 +87,23 @@ def clip(text: str, max_chars: int) -> str:
     return head[: ends[-1]] if ends and ends[-1] > max_chars // 2 else head.rsplit(" ", 1)[0]
 
 
+def merge_groups(count: int, fan_in: int) -> list[range]:
+    """How a layer of `count` nodes is merged: full groups of fan_in, the remainder carried up alone (a range
+    of one), or all of them at once when they fit. Every merge but the last is full, so the tree makes the
+    fewest calls any tree of fan_in-sized merges can: ceil((pieces - 1) / (fan_in - 1)) merges."""
+    if count <= fan_in:
+        return [range(count)]
+    full = count // fan_in * fan_in
+    return [range(i, i + fan_in) for i in range(0, full, fan_in)] + [range(i, i + 1) for i in range(full, count)]
+
+
 def tree_size(pieces: int, fan_in: int) -> int:
-    """Nodes a tree over `pieces` holds (a lone node at the end of a layer is carried up, not re-summarised)."""
+    """Nodes a tree over `pieces` holds, which is also the calls it takes to build it from nothing."""
     total, layer = pieces, pieces
     while layer > 1:
-        groups = -(-layer // fan_in)
-        total += groups - (1 if layer % fan_in == 1 else 0)
-        layer = groups
+        groups = merge_groups(layer, fan_in)
+        total += sum(1 for g in groups if len(g) > 1)
+        layer = len(groups)
     return total
 
 
@@ -176,16 +186,15 @@ class TreeBuilder:
         if layer:
             run.layers.append(layer)
         while run.complete and len(layer) > 1:
-            level = max(n.level for n in layer) + 1
-            fan_in = self.config.fan_in
-            groups = [tuple(layer[i:i + fan_in]) for i in range(0, len(layer), fan_in)]
-            specs = [(level, i, node_hash(self.config, level=level, inputs=[c.content_hash for c in g]),
+            groups = [tuple(layer[i] for i in group) for group in merge_groups(len(layer), self.config.fan_in)]
+            specs = [(max(c.level for c in g) + 1, i,
+                      node_hash(self.config, level=max(c.level for c in g) + 1, inputs=[c.content_hash for c in g]),
                       tuple(c.text for c in g), g) for i, g in enumerate(groups) if len(g) > 1]
             made = iter(self._layer(specs, run))
             if not run.complete:
                 run.layers.append(list(made))  # the merges the budget allowed, searchable although partial
                 break
-            # A lone last node is carried up as it is: summarising one summary again adds nothing.
+            # A node carried up alone is kept as it is: summarising one summary again adds nothing.
             layer = [next(made) if len(g) > 1 else g[0] for g in groups]
             run.layers.append(layer)
         return run

@@ -92,7 +92,6 @@ class _Recorder:
     guru: Guru
     source: DataSource | None
     summariser: Summariser
-    keepalive: Callable[[], None] = lambda: None
     done: int = 0
     total: int = 0
     _last: float = 0.0
@@ -124,7 +123,6 @@ class _Recorder:
         if now - self._last < PROGRESS_EVERY_SECONDS and self.done != self.total:
             return
         self._last = now
-        self.keepalive()
         if self.source is not None:
             DataSource.objects.filter(pk=self.source.pk).update(summary_done=self.done, summary_total=self.total)
 
@@ -157,7 +155,7 @@ def collection_name(guru_id: int) -> str | None:
     return record.name if record is not None else None
 
 
-def summarize_source(*, source_id: int, keepalive: Callable[[], None] = lambda: None) -> None:
+def summarize_source(*, source_id: int) -> None:
     """Build (or bring up to date) one indexed source's tree; over budget it stops, keeping what it made."""
     source = DataSource.objects.select_related("guru").filter(pk=source_id, status=SourceStatus.INDEXED).first()
     collection = collection_name(source.guru_id) if source is not None else None
@@ -168,8 +166,7 @@ def summarize_source(*, source_id: int, keepalive: Callable[[], None] = lambda: 
     config = tree_config(summariser.model)
     pieces = split_pieces(source_documents(source, collection), config)
     scope = list(Summarization.objects.filter(source=source, guru=guru))
-    recorder = _Recorder(guru=guru, source=source, summariser=summariser, keepalive=keepalive,
-                         total=tree_size(len(pieces), config.fan_in))
+    recorder = _Recorder(guru=guru, source=source, summariser=summariser, total=tree_size(len(pieces), config.fan_in))
     DataSource.objects.filter(pk=source_id).update(summary_state=SummaryState.RUNNING, summary_done=0,
                                                    summary_total=recorder.total, summary_note="")
     run = _builder(recorder, config, {row.content_hash: row for row in scope}).leaves(pieces)
@@ -195,7 +192,7 @@ def _outcome(run: TreeRun, pieces: int, recorder: _Recorder, guru: Guru) -> tupl
         "made. Raise the budget on the Overview tab to finish it; indexing and answering are not affected.")
 
 
-def summarize_guru(*, guru_id: int, keepalive: Callable[[], None] = lambda: None) -> None:
+def summarize_guru(*, guru_id: int) -> None:
     """Merge the sources' summaries into the guru's; a guru with one summarised source takes that summary."""
     guru = Guru.objects.filter(pk=guru_id).first()
     collection = collection_name(guru_id)
@@ -205,7 +202,7 @@ def summarize_guru(*, guru_id: int, keepalive: Callable[[], None] = lambda: None
     scope = list(Summarization.objects.filter(guru=guru, source__isnull=True))
     summariser = summariser_for(guru)
     config = tree_config(summariser.model)
-    recorder = _Recorder(guru=guru, source=None, summariser=summariser, keepalive=keepalive)
+    recorder = _Recorder(guru=guru, source=None, summariser=summariser)
     leaves = [Node(level=row.level, position=i, content_hash=row.content_hash, text=row.text, key=row.pk)
               for i, row in enumerate(tops)]
     run = _builder(recorder, config, {row.content_hash: row for row in scope}).above(leaves)
@@ -232,11 +229,11 @@ def summaries_queue(*, guru_id: int, source_id: int | None) -> None:
     enqueue_on_commit("sources.summarize", guru_id=guru_id, source_id=source_id)
 
 
-def summaries_run(*, guru_id: int, source_id: int | None, keepalive: Callable[[], None] = lambda: None) -> None:
+def summaries_run(*, guru_id: int, source_id: int | None) -> None:
     """The task's work, under the guru's summary lock: the source's tree, then the guru's."""
     if source_id is not None:
         try:
-            summarize_source(source_id=source_id, keepalive=keepalive)
+            summarize_source(source_id=source_id)
         except PermanentServiceError as exc:
             # A refused key or model: said on the source, and the guru's tree is still rebuilt from the rest.
             DataSource.objects.filter(pk=source_id).update(summary_state=SummaryState.FAILED,
@@ -244,7 +241,7 @@ def summaries_run(*, guru_id: int, source_id: int | None, keepalive: Callable[[]
         except TransientServiceError as exc:
             DataSource.objects.filter(pk=source_id).update(summary_note=f"Retrying: {exc}"[:500])
             raise
-    summarize_guru(guru_id=guru_id, keepalive=keepalive)
+    summarize_guru(guru_id=guru_id)
 
 
 def summary_mark_failed(*, source_id: int | None, exc: BaseException) -> None:
@@ -252,3 +249,14 @@ def summary_mark_failed(*, source_id: int | None, exc: BaseException) -> None:
     if source_id is not None:
         DataSource.objects.filter(pk=source_id).update(summary_state=SummaryState.FAILED,
                                                        summary_note=f"Summarising failed: {exc}"[:500])
+
+
+def summaries_recover() -> int:
+    """Trees left queued or half-built when the workers stopped are queued again; finished nodes are re-used,
+    so a tree resumes where it stopped. Returns how many were queued."""
+    stalled = list(DataSource.objects.filter(status=SourceStatus.INDEXED,
+                                             summary_state__in=[SummaryState.QUEUED, SummaryState.RUNNING])
+                   .values_list("guru_id", "pk"))
+    for guru_id, source_id in stalled:
+        summaries_queue(guru_id=guru_id, source_id=source_id)
+    return len(stalled)

@@ -7,7 +7,7 @@ from typing import Any
 from celery.signals import worker_ready
 from django.conf import settings
 
-from backend.core.locks import LockNotAcquired, cache_lock, cache_semaphore
+from backend.core.locks import LockNotAcquired, cache_lock, cache_semaphore, kept_alive
 from backend.core.tasks import openguru_task
 from backend.pipeline.errors import TransientServiceError
 
@@ -54,10 +54,19 @@ def sources_recover_stalled(self: Any, *, at_start: bool = False) -> int:
     return source_recover_stalled(at_start=at_start)
 
 
+@openguru_task("sources.summaries_recover")
+def sources_summaries_recover(self: Any) -> int:
+    from backend.sources.summaries import summaries_recover
+
+    return summaries_recover()
+
+
 @worker_ready.connect
 def _recover_on_worker_start(sender: Any = None, **kwargs: Any) -> None:
-    """Sources left PENDING/PROCESSING by the previous worker are re-queued when a worker starts."""
+    """Sources left PENDING/PROCESSING by the previous worker are re-queued when a worker starts, and so are
+    the summary trees it left half-built."""
     sources_recover_stalled.delay(at_start=True)
+    sources_summaries_recover.delay()
 
 
 @openguru_task("sources.cleanup")
@@ -74,7 +83,7 @@ def sources_check_for_due(self: Any) -> int:
     return source_schedule_due()
 
 
-SUMMARY_LOCK_TTL = 300
+SUMMARY_LOCK_TTL = 30
 
 
 @openguru_task("sources.summarize", max_retries=None, retry_backoff_max=600)
@@ -83,8 +92,10 @@ def source_summarize(self: Any, *, guru_id: int, source_id: int | None = None) -
 
     try:
         # One tree at a time per guru: the guru's summary reads every source's, and the budget is shared.
-        with cache_lock(f"summaries:{guru_id}", ttl=SUMMARY_LOCK_TTL) as held:
-            summaries_run(guru_id=guru_id, source_id=source_id, keepalive=lambda: held.renew(SUMMARY_LOCK_TTL))
+        # A short lease kept alive while the tree is built: a killed worker's lock is free within 30 s.
+        with (cache_lock(f"summaries:{guru_id}", ttl=SUMMARY_LOCK_TTL) as held,
+              kept_alive(held, ttl=SUMMARY_LOCK_TTL, every=SUMMARY_LOCK_TTL / 3)):
+            summaries_run(guru_id=guru_id, source_id=source_id)
     except LockNotAcquired as exc:
         raise self.retry(exc=exc, countdown=LOCK_BUSY_COUNTDOWN) from exc
     except TransientServiceError:

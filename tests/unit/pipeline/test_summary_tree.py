@@ -54,6 +54,8 @@ def test_fan_in_is_as_many_summaries_as_fit() -> None:
     (1, [1], 1),            # one piece: its summary is the source's
     (4, [4, 1], 5),         # one merge reads all four
     (5, [5, 2, 1], 7),      # the fifth is carried up alone, then merged with the first merge
+    (6, [6, 3, 1], 8),         # two pieces carried up beside the first merge: two merges, not three
+    (7, [7, 4, 1], 9),
     (17, [17, 5, 2, 1], 23),
 ])
 def test_tree_shape_and_calls(pieces: int, layers: list[int], calls: int) -> None:
@@ -62,6 +64,7 @@ def test_tree_shape_and_calls(pieces: int, layers: list[int], calls: int) -> Non
     assert run.complete and run.root is not None
     assert len(summarise.calls) == calls == tree_size(pieces, CONFIG.fan_in)
     assert all(len(call) > 1 for call in summarise.calls[pieces:]), "a merge never re-summarises one summary"
+    assert len(summarise.calls) - pieces == -(-(pieces - 1) // (CONFIG.fan_in - 1)), "the fewest merges possible"
 
 
 def test_reading_order_is_kept() -> None:

@@ -227,7 +227,7 @@ def answerer(*, model: str = "") -> Answerer:
     from backend.pipeline.answerer_offline import OfflineAnswerer
 
     chat = chat_model(model=model)
-    return OfflineAnswerer() if chat is None else LLMAnswerer(chat)
+    return OfflineAnswerer(embedder=embedder()) if chat is None else LLMAnswerer(chat)
 
 
 def url_policy() -> UrlPolicy:

@@ -7,16 +7,16 @@ import json
 from functools import cache
 from pathlib import Path
 
-from django.db.models import Q
+from django.db.models import Count, Max, Q
 
 from backend.adapters import registry
 from backend.answering.models import AnswerState, Binge, Question
 from backend.core.selectors import settings_get
 from backend.gurus.models import Guru
-from backend.pipeline import answerer_llm, answerer_offline, contexts, prompts, sanitize
+from backend.pipeline import answerer_llm, answerer_offline, breadth, contexts, prompts, sanitize
 from backend.pipeline.answer_types import Turn
 from backend.pipeline.understanding import normalise_question
-from backend.sources.models import DataSource
+from backend.sources.models import DataSource, Summarization
 
 
 def thresholds_for(guru: Guru) -> tuple[float, float]:
@@ -39,18 +39,21 @@ def history_for(binge: Binge, *, turns: int) -> tuple[Turn, ...]:
 
 
 def sources_version(guru: Guru) -> str:
-    """Changes whenever a source of the guru is (re-)indexed or removed: cached answers expire with it."""
+    """Changes whenever a source of the guru is (re-)indexed or removed, or its summaries change (a broad
+    question's answer rests on them): cached answers expire with it."""
     rows = DataSource.objects.filter(guru=guru, indexed_generation__isnull=False).order_by("pk").values_list(
         "pk", "indexed_generation", "last_indexed_at"
     )
-    return hashlib.sha256(repr(list(rows)).encode()).hexdigest()[:32]
+    # Changed nodes are new rows and stale ones are deleted, so the searchable ones' count and newest id move.
+    summaries = Summarization.objects.filter(guru=guru, vector_written=True).aggregate(n=Count("pk"), last=Max("pk"))
+    return hashlib.sha256(repr((list(rows), summaries["n"], summaries["last"])).encode()).hexdigest()[:32]
 
 
 @cache
 def prompt_version() -> str:
     """A digest of the code that turns contexts into an answer: editing a prompt or a rule expires the cache."""
     digest = hashlib.sha256()
-    for module in (prompts, answerer_llm, answerer_offline, contexts, sanitize):
+    for module in (prompts, answerer_llm, answerer_offline, contexts, sanitize, breadth):
         digest.update(Path(str(module.__file__)).read_bytes())
     return digest.hexdigest()[:16]
 

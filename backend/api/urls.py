@@ -3,7 +3,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from backend.api.views import answers, feedback, gurus, health, sessions, sources
+from backend.api.views import answers, feedback, gurus, health, sessions, sources, summaries
 
 app_name = "api"
 urlpatterns = [
@@ -17,6 +17,9 @@ urlpatterns = [
     path("api/v1/<slug:slug>/data-sources/reindex/", sources.DataSourcesReindexApi.as_view(), name="reindex"),
     path("api/v1/<slug:slug>/data-sources/<int:source_id>/", sources.DataSourceDetailApi.as_view(),
          name="data-source"),
+    path("api/v1/<slug:slug>/data-sources/<int:source_id>/summary/", summaries.SourceSummaryApi.as_view(),
+         name="data-source-summary"),
+    path("api/v1/<slug:slug>/summary/", summaries.GuruSummaryApi.as_view(), name="guru-summary"),
     path("api/v1/<slug:slug>/sessions/", sessions.SessionListApi.as_view(), name="sessions"),
     path("api/v1/<slug:slug>/sessions/<uuid:session_id>/", sessions.SessionDetailApi.as_view(), name="session"),
     path("api/v1/<slug:slug>/questions/", sessions.QuestionListApi.as_view(), name="questions"),

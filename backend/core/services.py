@@ -36,7 +36,7 @@ def admin_ensure(*, username: str = "admin", email: str = "", password: str = ""
 
 SETTINGS_EDITABLE_FIELDS = ("rerank_threshold", "trust_score_threshold", "chunk_size", "chunk_overlap",
                             "chunk_min_length", "answer_model", "history_turns", "llm_provider", "llm_base_url",
-                            "llm_api_key")
+                            "llm_api_key", "summary_token_budget")
 
 
 def settings_update(**fields: object) -> Settings:

@@ -15,7 +15,8 @@ class Tab:
 
 
 GURU_TABS = (
-    Tab("Overview", "guru-edit", ("guru-delete",)),
+    Tab("Overview", "guru-edit",
+        ("guru-delete", "guru-summary-budget", "guru-summary-suggest", "guru-summary-approve")),
     Tab("Sources", "sources", ("source-add", "sources-action", "sources-delete")),
     Tab("Questions", "questions", ("question-detail",)),
     Tab("Unanswered", "unanswered"),

@@ -14,7 +14,9 @@ from backend.pipeline.answer_types import (
     Understanding,
     UnderstandRequest,
 )
+from backend.pipeline.extractive import extractive_summary
 from backend.pipeline.llm_types import CancelToken, Completion, Flow, StreamEvent, TextDelta, Usage
+from backend.pipeline.ports import Embedder
 from backend.pipeline.text import split_sentences, terms
 from backend.pipeline.understanding import understand_by_rules
 
@@ -43,7 +45,14 @@ def _excerpt(context: AnswerContext, question_terms: set[str]) -> str:
 
 
 class OfflineAnswerer:
-    """Answerer without an LLM: rules for understanding, reranker scores for trust, extraction."""
+    """Answerer without an LLM: rules for understanding, reranker scores for trust, extraction.
+
+    With an embedder, summaries are the most central sentences by embedding centrality; without one, the
+    sentences whose terms are most frequent.
+    """
+
+    def __init__(self, embedder: Embedder | None = None) -> None:
+        self.embedder = embedder
 
     @property
     def uses_llm(self) -> bool:
@@ -65,19 +74,27 @@ class OfflineAnswerer:
         yield Usage(model=OFFLINE_MODEL, flow=Flow.ANSWER)
 
     def summarize(self, texts: Sequence[str], *, max_chars: int) -> Completion:
-        """Pick the sentences whose terms are most frequent across all texts, in reading order."""
-        sentences = [s for text in texts for s in split_sentences(text)]
-        frequency = Counter(t for s in sentences for t in set(terms(s)))
-        ranked = sorted(
-            range(len(sentences)),
-            key=lambda i: -sum(frequency[t] for t in set(terms(sentences[i]))) / (1 + len(terms(sentences[i]))),
-        )
-        chosen: list[int] = []
-        used = 0
-        for i in ranked:
-            if used + len(sentences[i]) + 1 > max_chars:
-                continue
-            chosen.append(i)
-            used += len(sentences[i]) + 1
-        text = " ".join(sentences[i] for i in sorted(chosen))
-        return Completion(text=text, usage=Usage(model=OFFLINE_MODEL, flow=Flow.SUMMARIZE))
+        """An extract: whole sentences picked from the texts, in reading order, at most max_chars."""
+        usage = Usage(model=OFFLINE_MODEL, flow=Flow.SUMMARIZE)
+        if self.embedder is not None:
+            embed = self.embedder.embed_documents
+            return Completion(text=extractive_summary(texts, max_chars=max_chars, embed=embed), usage=usage)
+        return Completion(text=_frequent_sentences(texts, max_chars), usage=usage)
+
+
+def _frequent_sentences(texts: Sequence[str], max_chars: int) -> str:
+    """The sentences whose terms are most frequent across all texts, in reading order."""
+    sentences = [s for text in texts for s in split_sentences(text)]
+    frequency = Counter(t for s in sentences for t in set(terms(s)))
+    ranked = sorted(
+        range(len(sentences)),
+        key=lambda i: -sum(frequency[t] for t in set(terms(sentences[i]))) / (1 + len(terms(sentences[i]))),
+    )
+    chosen: list[int] = []
+    used = 0
+    for i in ranked:
+        if used + len(sentences[i]) + 1 > max_chars:
+            continue
+        chosen.append(i)
+        used += len(sentences[i]) + 1
+    return " ".join(sentences[i] for i in sorted(chosen))

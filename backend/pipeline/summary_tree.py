@@ -123,6 +123,17 @@ class Node:
     key: int | None = None
     """The caller's id once stored."""
 
+    @property
+    def stored_id(self) -> int:
+        """The id the caller stored it under (every node of a finished run has one)."""
+        if self.key is None:
+            raise ValueError(f"node {self.content_hash[:12]} was never stored")
+        return self.key
+
+
+Spec = tuple[int, int, str, tuple[str, ...], tuple[Node, ...]]
+"""(level, position, content hash, texts to summarise, children) of one node to make."""
+
 
 @dataclass
 class TokenBudget:
@@ -173,7 +184,8 @@ class TreeBuilder:
 
     def leaves(self, pieces: Sequence[str]) -> TreeRun:
         """Summarise pieces of raw text (level 0), then merge up to one node."""
-        specs = [(0, i, node_hash(self.config, level=0, inputs=[p]), (p,), ()) for i, p in enumerate(pieces)]
+        specs: list[Spec] = [(0, i, node_hash(self.config, level=0, inputs=[p]), (p,), ())
+                             for i, p in enumerate(pieces)]
         run = TreeRun()
         first = self._layer(specs, run)
         return self._merge_up(first, run)
@@ -187,7 +199,7 @@ class TreeBuilder:
             run.layers.append(layer)
         while run.complete and len(layer) > 1:
             groups = [tuple(layer[i] for i in group) for group in merge_groups(len(layer), self.config.fan_in)]
-            specs = [(max(c.level for c in g) + 1, i,
+            specs: list[Spec] = [(max(c.level for c in g) + 1, i,
                       node_hash(self.config, level=max(c.level for c in g) + 1, inputs=[c.content_hash for c in g]),
                       tuple(c.text for c in g), g) for i, g in enumerate(groups) if len(g) > 1]
             made = iter(self._layer(specs, run))
@@ -199,7 +211,7 @@ class TreeBuilder:
             run.layers.append(layer)
         return run
 
-    def _layer(self, specs: list[tuple[int, int, str, tuple[str, ...], tuple[Node, ...]]], run: TreeRun) -> list[Node]:
+    def _layer(self, specs: list[Spec], run: TreeRun) -> list[Node]:
         """Nodes for the specs, in order: known ones re-used, the rest summarised in parallel within the budget."""
         nodes: list[Node | None] = []
         todo: list[int] = []

@@ -142,7 +142,7 @@ def _link_tree(run: TreeRun, scope: list[Summarization]) -> set[int]:
     parent_of = {child.key: node.key for node in nodes for child in node.children}
     with transaction.atomic():
         for node in nodes:
-            Summarization.objects.filter(pk=node.key).update(level=node.level, position=node.position,
+            Summarization.objects.filter(pk=node.stored_id).update(level=node.level, position=node.position,
                                                              parent_id=parent_of.get(node.key))
         # Stale nodes go last: a parent's deletion cascades, and no kept node points at one any more.
         stale = [row.pk for row in scope if row.pk not in kept]
@@ -174,7 +174,7 @@ def summarize_source(*, source_id: int) -> None:
     root = run.root
     Summarization.objects.filter(source=source).update(is_source_root=False)
     if root is not None:
-        Summarization.objects.filter(pk=root.key).update(is_source_root=True)
+        Summarization.objects.filter(pk=root.stored_id).update(is_source_root=True)
     summary_vectors_sync(guru_id=guru.pk, collection=collection, source_id=source_id)
     state, note = _outcome(run, len(pieces), recorder, guru)
     DataSource.objects.filter(pk=source_id).update(summary_state=state, summary_note=note,
@@ -209,12 +209,12 @@ def summarize_guru(*, guru_id: int) -> None:
     # The sources' roots are not this tree's to re-level: only their parent changes.
     for leaf in leaves:
         parent = next((n.key for n in run.nodes() for c in n.children if c.key == leaf.key), None)
-        Summarization.objects.filter(pk=leaf.key).update(parent_id=parent)
+        Summarization.objects.filter(pk=leaf.stored_id).update(parent_id=parent)
     guru_nodes = [n for n in run.nodes() if n.key not in {leaf.key for leaf in leaves}]
     _link_tree(TreeRun(layers=[guru_nodes]), scope)
     Summarization.objects.filter(guru=guru, is_root=True).update(is_root=False)
     if run.root is not None:
-        Summarization.objects.filter(pk=run.root.key).update(is_root=True)
+        Summarization.objects.filter(pk=run.root.stored_id).update(is_root=True)
     summary_vectors_sync(guru_id=guru_id, collection=collection, source_id=None)
     Guru.objects.filter(pk=guru_id).update(summary_note="" if run.complete else (
         f"The guru's summary stopped at the token budget ({summary_budget(guru):,} tokens)."))

@@ -56,3 +56,4 @@ async def assert_answers_and_searches(session: ClientSession, *, link_base: str,
     results = found["results"]
     assert 1 <= len(results) <= 2 and "countdown" in results[0]["text"]
     assert [r["score"] for r in results] == sorted((r["score"] for r in results), reverse=True)
+    assert all(isinstance(r["summary"], bool) for r in results)

@@ -19,10 +19,13 @@ from pytest_django.fixtures import DjangoCaptureOnCommitCallbacks
 from backend.answering.models import Channel, Question
 from backend.api.services import api_key_create, api_key_revoke
 from backend.core.sidecars import SidecarUnavailable, free_port, wait_for_port
-from backend.gurus.models import Guru
+from backend.gurus.models import Guru, VectorCollection
 from backend.pipeline.understanding import MAX_QUESTION_CHARS
+from backend.sources.models import Summarization
+from backend.sources.summary_vectors import summary_vectors_sync
 from tests.channels.mcp_support import QUESTION, assert_answers_and_searches, call, http_session
 from tests.integration.answering.answer_support import make_indexed_guru
+from tests.support.summary_rows import MODEL, source_root
 from tests.support.topology_compose import NGINX_ADDRESS
 from tests.support.topology_nginx import NginxSite, nginx_argv, nginx_binary, write_config
 
@@ -63,7 +66,7 @@ def test_an_agent_lists_the_gurus_asks_with_a_follow_up_and_searches(docs: Guru,
 
     async def scenario() -> None:
         async with http_session(endpoint, key) as session:
-            assert {t.name for t in (await session.list_tools()).tools} == {"ask", "search", "list_gurus"}
+            assert {t.name for t in (await session.list_tools()).tools} == {"ask", "search", "summary", "list_gurus"}
             _, listed = await call(session, "list_gurus")
             assert [g["slug"] for g in listed["gurus"]] == ["docs", "other"]
             await assert_answers_and_searches(session, link_base=endpoint.removesuffix("/mcp/"), guru="docs")
@@ -96,6 +99,38 @@ def test_refusals_are_flagged_and_bad_input_is_a_tool_error(docs: Guru, endpoint
     anyio.run(scenario)
 
 
+def test_an_agent_reads_the_guru_summary_and_a_sources(docs: Guru, endpoint: str) -> None:
+    key = _key(docs)
+    manual = docs.sources.get()
+    Summarization.objects.filter(guru=docs).delete()  # only the tree this test makes
+    source_root(manual, "The manual explains retries and countdowns.", is_root=True)  # one source: one tree
+    summary_vectors_sync(guru_id=docs.pk, collection=VectorCollection.objects.get(guru_id=docs.pk).name,
+                         source_id=manual.pk)  # searchable, as the summary task leaves it
+    base = endpoint.removesuffix("/mcp/")
+
+    async def scenario() -> None:
+        async with http_session(endpoint, key) as session:
+            is_error, summary = await call(session, "summary", guru="docs")
+            assert not is_error, summary
+            assert summary["text"] == "The manual explains retries and countdowns."
+            assert summary["label"] == f"Summary by {MODEL}" and summary["extractive"] is False
+            assert summary["source_id"] is None and summary["partial"] is False
+            assert summary["sources"] == [{"id": manual.pk, "title": "Manual",
+                                           "link": f"{base}/sources/{manual.pk}/file"}]
+            is_error, one = await call(session, "summary", guru="docs", source_id=manual.pk)
+            assert not is_error and one["source_id"] == manual.pk and one["text"] == summary["text"]
+            is_error, none = await call(session, "summary", guru="other")
+            assert not is_error and none["text"] is None and none["sources"] == [] and none["note"]
+            is_error, body = await call(session, "summary", guru="docs", source_id=manual.pk + 1000)
+            assert is_error and body["code"] == "not_found"
+            is_error, found = await call(session, "search", guru="docs", query="What does the manual explain?",
+                                         limit=20)
+            assert not is_error and any(r["summary"] for r in found["results"]), found
+            assert not all(r["summary"] for r in found["results"])  # the chunks of its text are not summaries
+
+    anyio.run(scenario)
+
+
 def test_a_missing_wrong_or_revoked_key_is_a_401(docs: Guru, endpoint: str) -> None:
     issued = api_key_create(user=docs.maintainers.get(), name="old")
     api_key_revoke(api_key=issued.api_key)
@@ -123,6 +158,8 @@ def test_a_key_scoped_to_one_guru_sees_only_that_guru(docs: Guru, endpoint: str)
             is_error, found = await call(session, "search", query="countdown")  # no guru named: the key's
             assert not is_error and found["guru"] == "docs" and found["results"]
             is_error, body = await call(session, "search", guru="other", query="countdown")
+            assert is_error and body["code"] == "forbidden"
+            is_error, body = await call(session, "summary", guru="other")  # the same rule as search
             assert is_error and body["code"] == "forbidden"
 
     anyio.run(scenario)

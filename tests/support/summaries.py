@@ -33,7 +33,8 @@ def topic_paragraphs(topic: str, count: int, *, edited: int | None = None) -> li
 
 def page_html(title: str, paragraphs: list[str]) -> str:
     body = "".join(f"<p>{p}</p>" for p in paragraphs)
-    return f"<!doctype html><html><head><title>{title}</title></head><body><main><h1>{title}</h1>{body}</main></body></html>"
+    return (f"<!doctype html><html><head><title>{title}</title></head>"
+            f"<body><main><h1>{title}</h1>{body}</main></body></html>")
 
 
 def summarise_calls(requests: list[RecordedRequest]) -> list[RecordedRequest]:

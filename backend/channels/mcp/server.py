@@ -1,4 +1,4 @@
-"""The MCP server (the official SDK's MCPServer): the ask, search and list_gurus tools over either transport."""
+"""The MCP server (the official SDK's MCPServer): the ask, search, summary and list_gurus tools, either transport."""
 
 from __future__ import annotations
 
@@ -29,7 +29,8 @@ MAX_SEARCH_RESULTS = 20
 INSTRUCTIONS = (
     "OpenGuru answers questions from a guru's own indexed sources (documentation, repositories, PDFs, videos) "
     "and declines when they do not cover the question. Use list_gurus to see which gurus you may ask, ask for "
-    "a cited answer with a trust score, and search for the raw passages without an answer."
+    "a cited answer with a trust score, search for the raw passages without an answer, and summary for an "
+    "overview of what a guru (or one of its sources) covers."
 )
 
 Model = TypeVar("Model", bound=BaseModel)
@@ -85,6 +86,17 @@ def build_server(caller_of: CallerOf) -> MCPServer:
         retrieval only, no generated answer and no model call (the retriever keeps the five best sources)."""
         caller = caller_of(ctx)
         return await _result(lambda: tools.search(caller, query, guru, limit))
+
+    @server.tool(title="Read a guru's summary")
+    async def summary(ctx: Context, guru: GuruSlug = None,
+                      source_id: Annotated[int | None, Field(ge=1, description=(
+                          "One source's summary instead of the guru's (a source id of the guru)."))] = None,
+                      ) -> Annotated[CallToolResult, tools.SummaryResult]:
+        """The guru's summary of all its sources (or one source's summary): its text, who wrote it (a model,
+        or an extract of sentences picked from the sources) and the sources it covers. text is null, and
+        note says why, until the summary is written. No model call."""
+        caller = caller_of(ctx)
+        return await _result(lambda: tools.summary(caller, guru, source_id))
 
     @server.tool(title="List the gurus")
     async def list_gurus(ctx: Context) -> Annotated[CallToolResult, tools.GuruList]:

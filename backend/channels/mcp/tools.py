@@ -18,6 +18,8 @@ from backend.channels.mcp.auth import Caller
 from backend.channels.request import question_input
 from backend.pipeline.understanding import normalise_question
 from backend.retrieval.services import retrieve
+from backend.sources.selectors import source_get
+from backend.sources.summary_reads import guru_summary_read, source_summary_read
 
 
 class Reference(BaseModel):
@@ -43,11 +45,33 @@ class Passage(BaseModel):
     link: str = Field(description="Empty when the source is private.")
     text: str
     score: float = Field(description="The reranker's relevance score, best first.")
+    summary: bool = Field(default=False, description="True when the passage is a summary of a source or of the "
+                                                     "guru's sources, not text quoted from one.")
 
 
 class SearchResult(BaseModel):
     guru: str
     results: list[Passage]
+
+
+class SummarySource(BaseModel):
+    id: int
+    title: str
+    link: str = Field(description="Empty when the source is private.")
+
+
+class SummaryResult(BaseModel):
+    guru: str
+    source_id: int | None = Field(description="The source summarised; null for the guru's summary.")
+    text: str | None = Field(default=None, description="The summary (plain text or light markdown); null until "
+                                                       "it is written (see note).")
+    label: str = Field(default="", description="Who wrote it: a model, or an extract of sentences picked from "
+                                               "the sources.")
+    extractive: bool = Field(default=False, description="True for an extract (no language model wrote it).")
+    partial: bool = Field(default=False, description="The summary tree stopped at its token budget before its top.")
+    sources: list[SummarySource] = Field(default_factory=list, description="The sources it covers.")
+    state: str = Field(description="QUEUED, RUNNING, DONE, OVER_BUDGET, FAILED, or empty when none was built.")
+    note: str = Field(description="Why the summary is missing or partial; empty when it is complete.")
 
 
 class GuruInfo(BaseModel):
@@ -97,9 +121,21 @@ def search(caller: Caller, query: str, guru: str | None, limit: int) -> SearchRe
     found = retrieve(guru=target, query=text, rerank_threshold=rerank_threshold)
     refs = reference_list(found.contexts, found.private_sources)  # numbered, private links withheld
     results = [Passage(n=int(ref["n"]), title=str(ref["title"]), link=_link(caller, str(ref["link"])),
-                       text=context.text, score=float(ref["score"]))
+                       text=context.text, score=float(ref["score"]), summary=context.summary)
                for ref, context in zip(refs, found.contexts, strict=True)]
     return SearchResult(guru=target.slug, results=results[:limit])
+
+
+def summary(caller: Caller, guru: str | None, source_id: int | None) -> SummaryResult:
+    """The guru's summary, or one of its sources' summaries, under the same access rule as search."""
+    target = caller.guru(guru)
+    read = (source_summary_read(source_get(guru=target, source_id=source_id)) if source_id is not None
+            else guru_summary_read(target))
+    view, found = read.summary, dict[str, Any]()
+    if view is not None:
+        found = {"text": view.text, "label": view.label, "extractive": view.extractive, "partial": view.partial,
+                 "sources": [SummarySource(id=s.id, title=s.title, link=_link(caller, s.link)) for s in read.sources]}
+    return SummaryResult(guru=target.slug, source_id=source_id, state=read.state, note=read.note, **found)
 
 
 def list_gurus(caller: Caller) -> GuruList:

@@ -1,4 +1,4 @@
-"""Read paths for the gurus list and the deletion summary (a fixed number of queries for any data size)."""
+"""Read paths for the gurus list, the deletion summary and the Summary card (a fixed number of queries for any size)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,12 @@ from django.db.models.functions import Coalesce
 
 from backend.answering.models import AnswerState, Question
 from backend.api.models import APIKey
+from backend.core.selectors import settings_get
 from backend.gurus.examples import InvalidExample, example_text_clean
 from backend.gurus.models import Guru
 from backend.gurus.selectors import guru_collection_reports, guru_list_for_user
 from backend.sources.models import DataSource, SourceStatus
+from backend.sources.summary_selectors import SummarySpend, SummaryView, guru_summary, summary_spend
 from backend.widget.models import WidgetId
 
 
@@ -104,3 +106,27 @@ def _as_example(text: str) -> str:
         return example_text_clean(text)
     except InvalidExample:
         return text
+
+
+@dataclass(frozen=True)
+class SummaryCard:
+    """The Overview tab's Summary card: the guru's summary, what it covers, and its token spend."""
+
+    summary: SummaryView | None
+    sources: int
+    """The guru's sources, of which the summary covers len(summary.sources)."""
+    spend: SummarySpend
+    default_budget: int
+
+    @property
+    def covered(self) -> int:
+        return len(self.summary.sources) if self.summary else 0
+
+    @property
+    def spend_text(self) -> str:
+        return f"{self.spend.used:,} of {self.spend.budget:,} tokens"
+
+
+def guru_summary_card(*, guru: Guru) -> SummaryCard:
+    return SummaryCard(summary=guru_summary(guru_id=guru.pk), sources=DataSource.objects.filter(guru=guru).count(),
+                       spend=summary_spend(guru), default_budget=settings_get().summary_token_budget)

@@ -12,7 +12,13 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from backend.core.errors import Conflict, NotFound
 from backend.dashboard.access import AuthenticatedHttpRequest, guru_view
 from backend.dashboard.gurus.forms import GuruForm
-from backend.dashboard.gurus.selectors import example_candidates, guru_deletion_summary, guru_overview_rows
+from backend.dashboard.gurus.selectors import (
+    example_candidates,
+    guru_deletion_summary,
+    guru_overview_rows,
+    guru_summary_card,
+)
+from backend.dashboard.gurus.summary_forms import SummaryBudgetForm
 from backend.gurus.examples import (
     InvalidExample,
     guru_example_add,
@@ -70,12 +76,23 @@ def guru_edit(request: HttpRequest, guru: Guru) -> HttpResponse:
             _apply_icon(guru, form)
             messages.success(request, "Saved." if form.changed_data else "Nothing changed.")
             return redirect("dashboard:guru-edit", slug=guru.slug)
+    return overview_page(request, guru, form=form)
+
+
+def overview_page(request: HttpRequest, guru: Guru, *, form: GuruForm | None = None,
+                  budget_form: SummaryBudgetForm | None = None, status: int = 200) -> HttpResponse:
+    """The Overview tab: the guru form, its summary card, example questions and maintainers."""
+    form = form or GuruForm(instance=Guru.objects.get(pk=guru.pk))
     examples = guru_examples(guru=guru)
+    card = guru_summary_card(guru=guru)
+    budget_form = budget_form or SummaryBudgetForm(initial={"summary_token_budget": guru.summary_token_budget},
+                                                   default=card.default_budget)
     context = {"form": form, "creating": False, "guru": guru, "icon_src": guru_icon_src(guru),
                "maintainers": guru.maintainers.order_by("username").only("id", "username", "email"),
                "examples": examples, "max_examples": MAX_EXAMPLES, "max_example_chars": MAX_EXAMPLE_CHARS,
-               "candidates": example_candidates(guru=guru, published=[e.text for e in examples])}
-    return render(request, "dashboard/gurus/form.html", context)
+               "candidates": example_candidates(guru=guru, published=[e.text for e in examples]),
+               "summary_card": card, "budget_form": budget_form}
+    return render(request, "dashboard/gurus/form.html", context, status=status)
 
 
 def _examples_url(guru: Guru) -> str:

@@ -8,6 +8,7 @@ from django import forms
 
 from backend.core.models import Settings
 from backend.core.selectors import settings_get
+from backend.dashboard.gurus.summary_services import MAX_SUMMARY_BUDGET
 from backend.dashboard.settings_page.selectors import (
     SplitDefaults,
     chat_model_check,
@@ -19,6 +20,7 @@ from backend.gurus.models import Guru
 MAX_HISTORY_TURNS = 20
 MAX_MIN_CHARS = 2000
 SPLIT_FIELDS = ("chunk_size", "chunk_overlap", "chunk_min_length")
+DEFAULT_SUMMARY_BUDGET: int = Settings._meta.get_field("summary_token_budget").default
 
 
 def _threshold(label: str, help_text: str, *, required: bool) -> forms.FloatField:
@@ -85,11 +87,17 @@ class InstanceSettingsForm(forms.ModelForm):
     history_turns = forms.IntegerField(min_value=0, max_value=MAX_HISTORY_TURNS, label="History turns",
                                        help_text="Previous question/answer pairs a follow-up sees "
                                                  f"(0–{MAX_HISTORY_TURNS}).")
+    summary_token_budget = forms.IntegerField(
+        required=False, min_value=0, max_value=MAX_SUMMARY_BUDGET, label="Summary token budget",
+        help_text=f"Tokens each guru's summaries may spend in all, unless the guru sets its own on its Overview tab. "
+                  f"Blank uses {DEFAULT_SUMMARY_BUDGET:,}. Over budget the summaries stop growing; indexing goes on.",
+        widget=forms.NumberInput(attrs={"min": "0", "step": "1", "placeholder": str(DEFAULT_SUMMARY_BUDGET)}),
+    )
 
     class Meta:
         model = Settings
         fields = ["rerank_threshold", "trust_score_threshold", "chunk_size", "chunk_overlap", "chunk_min_length",
-                  "history_turns"]
+                  "history_turns", "summary_token_budget"]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -113,6 +121,10 @@ class InstanceSettingsForm(forms.ModelForm):
                 "(less 2 special tokens), and chunks over 512 tokens retrieve worse."
             )
         return size
+
+    def clean_summary_token_budget(self) -> int:
+        budget: int | None = self.cleaned_data.get("summary_token_budget")
+        return DEFAULT_SUMMARY_BUDGET if budget is None else budget
 
     def clean(self) -> dict[str, Any]:
         super().clean()

@@ -8,11 +8,20 @@ from datetime import datetime
 from typing import Any
 
 from django.core.paginator import Page, Paginator
-from django.db.models import Count, F, QuerySet, Window
+from django.db.models import Count, F, Q, QuerySet, Window
 from django.db.models.functions import RowNumber
 from django.utils import timezone
 from django.utils.timesince import timesince
 
+from backend.dashboard.sources.summary_rows import (
+    SUMMARY_ACTIVE,
+    SUMMARY_FIELDS,
+    SummaryCell,
+    SummaryPreview,
+    summary_cell,
+    summary_entry,
+    summary_previews,
+)
 from backend.gurus.models import Guru
 from backend.pipeline.youtube_urls import parse_youtube_url
 from backend.sources.models import DataSource, SourceKind, SourcePage, SourceStatus
@@ -24,7 +33,8 @@ PAGES_SHOWN = 50
 ACTIVE = (SourceStatus.PENDING, SourceStatus.PROCESSING)
 # The columns the table and the progress endpoint read; never the encrypted token.
 ROW_FIELDS = ("id", "guru_id", "kind", "url", "file", "title", "options", "status", "error_message", "progress_done",
-              "progress_total", "chunk_count", "private", "last_indexed_at", "indexing_started_at", "created_at")
+              "progress_total", "chunk_count", "private", "last_indexed_at", "indexing_started_at", "created_at",
+              *SUMMARY_FIELDS)
 WEBSITE_MODE_LABELS = {"page": "Website page", "sitemap": "Website sitemap", "crawl": "Website crawl"}
 STATUS_BADGES: dict[str, str] = {SourceStatus.INDEXED: "ok", SourceStatus.PENDING: "warn",
                                  SourceStatus.PROCESSING: "warn", SourceStatus.FAILED: "error"}
@@ -105,15 +115,18 @@ class SourceRow:
     pages: tuple[PageRow, ...] = ()
     """A sitemap's or crawl's first PAGES_SHOWN pages (the expandable list of the row)."""
     page_count: int = 0
+    summary: SummaryCell | None = None
+    """Its summarising state and summary preview, beside the indexing state."""
 
 
-def source_row(source: DataSource, now: datetime, pages: tuple[PageRow, ...] = (), page_count: int = 0) -> SourceRow:
+def source_row(source: DataSource, now: datetime, pages: tuple[PageRow, ...] = (), page_count: int = 0,
+               preview: SummaryPreview | None = None) -> SourceRow:
     eta = source_eta_seconds(source=source, now=now)
     return SourceRow(source=source, kind_label=kind_label(source), is_active=source.status in ACTIVE,
                      percent=progress_percent(source),
                      eta_seconds=eta, eta_text=activity_text(source, eta), badge=STATUS_BADGES.get(source.status, ""),
                      last_indexed_text=last_indexed_text(source.last_indexed_at, now), pages=pages,
-                     page_count=page_count)
+                     page_count=page_count, summary=summary_cell(source, preview))
 
 
 def _pages_of(sources: list[DataSource], now: datetime) -> tuple[dict[int, tuple[PageRow, ...]], dict[int, int]]:
@@ -138,15 +151,17 @@ def source_rows(*, guru: Guru) -> QuerySet[DataSource]:
 
 
 def sources_page(*, guru: Guru, number: Any) -> tuple[Page[DataSource], list[SourceRow]]:
-    """One page of the table and its rows (a count and one select, however many sources there are)."""
+    """One page of the table and its rows (a fixed number of queries, however many sources there are)."""
     page = Paginator(source_rows(guru=guru), PAGE_SIZE).get_page(number)
     now = timezone.now()
     sources = list(page.object_list)
     pages, counts = _pages_of(sources, now)
-    return page, [source_row(source, now, pages.get(source.pk, ()), counts.get(source.pk, 0)) for source in sources]
+    previews = summary_previews(guru_id=guru.pk, sources=sources)
+    return page, [source_row(source, now, pages.get(source.pk, ()), counts.get(source.pk, 0), previews.get(source.pk))
+                  for source in sources]
 
 
-def source_progress_entry(source: DataSource, now: datetime) -> dict[str, Any]:
+def source_progress_entry(source: DataSource, now: datetime, preview: SummaryPreview | None = None) -> dict[str, Any]:
     """What the page's poller needs to redraw one row."""
     row = source_row(source, now)
     return {
@@ -155,16 +170,19 @@ def source_progress_entry(source: DataSource, now: datetime) -> dict[str, Any]:
         "percent": row.percent, "eta_seconds": row.eta_seconds, "eta_text": row.eta_text,
         "chunk_count": source.chunk_count, "error": source.error_message, "title": str(source),
         "last_indexed": source.last_indexed_at.isoformat() if source.last_indexed_at else None,
-        "last_indexed_text": row.last_indexed_text,
+        "last_indexed_text": row.last_indexed_text, **summary_entry(summary_cell(source, preview)),
     }
 
 
 def sources_progress(*, guru: Guru, ids: Iterable[int] | None) -> list[dict[str, Any]]:
-    """Progress of the given sources of the guru (others' ids are ignored), or of all its active ones."""
-    wanted = {"status__in": ACTIVE} if ids is None else {"pk__in": [i for i in ids if 0 < i <= MAX_ID]}
-    rows = source_rows(guru=guru).filter(**wanted)
+    """Progress of the given sources of the guru (others' ids are ignored), or of all its indexing or summarising
+    ones."""
+    wanted = (Q(status__in=ACTIVE) | Q(summary_state__in=SUMMARY_ACTIVE) if ids is None
+              else Q(pk__in=[i for i in ids if 0 < i <= MAX_ID]))
+    rows = list(source_rows(guru=guru).filter(wanted)[:MAX_PROGRESS_IDS])
     now = timezone.now()
-    return [source_progress_entry(source, now) for source in rows[:MAX_PROGRESS_IDS]]
+    previews = summary_previews(guru_id=guru.pk, sources=rows)
+    return [source_progress_entry(source, now, previews.get(source.pk)) for source in rows]
 
 
 def header_counts(*, guru: Guru) -> dict[str, int]:

@@ -38,6 +38,7 @@ from backend.gurus.models import Guru
 from backend.sources.models import DataSource
 from backend.sources.selectors import source_get, source_pick, source_status_counts
 from backend.sources.services import source_create, source_reindex_guru
+from backend.sources.summary_selectors import source_summary, summary_progress
 from backend.sources.validation import overlap_warning
 
 # url kind -> (form, field prefix); prefixes keep the four forms' ids apart on one page.
@@ -212,7 +213,8 @@ def _source_or_404(guru: Guru, source_id: int) -> DataSource:
 @guru_view
 @require_GET
 def source_detail(request: HttpRequest, guru: Guru, source_id: int) -> HttpResponse:
-    """What one source indexed: its pages (sitemap/crawl) and its chunks, filtered by text or scored for a question."""
+    """What one source indexed: its summary, its pages (sitemap/crawl) and its chunks, filtered by text or scored for
+    a question."""
     source = _source_or_404(guru, source_id)
     listing = source_chunks_listing(source=source, mode=request.GET.get("mode", "text"), query=request.GET.get("q", ""),
                                     number=request.GET.get("page"))
@@ -221,7 +223,8 @@ def source_detail(request: HttpRequest, guru: Guru, source_id: int) -> HttpRespo
     context = {"guru": guru, "source": source, "kind_label": kind_label(source), "listing": listing,
                "pages": pages if pages.paginator.count else None, "page_rows": page_rows,
                "query_string": urlencode(query),
-               "last_indexed_text": last_indexed_text(source.last_indexed_at, timezone.now())}
+               "last_indexed_text": last_indexed_text(source.last_indexed_at, timezone.now()),
+               "summary": source_summary(source_id=source.pk), "summary_progress": summary_progress(source)}
     return render(request, "dashboard/sources/detail.html", context)
 
 

@@ -1,4 +1,4 @@
-// Sources page: live progress of indexing rows and header counts, select-all, and the PDF drop zone (review, then upload). Data is written with textContent only.
+// Sources page: live progress of indexing and summarising rows and header counts, select-all, and the PDF drop zone (review, then upload). Data is written with textContent only.
 (function () {
   "use strict";
 
@@ -16,7 +16,9 @@
 
   function activeIds() {
     if (!table) return [];
-    return Array.prototype.map.call(table.querySelectorAll('tr[data-active="1"]'), function (row) {
+    // Indexing or summarising: both are followed every second, summarising after indexing has finished.
+    var rows = table.querySelectorAll('tr[data-active="1"], tr[data-summary-active="1"]');
+    return Array.prototype.map.call(rows, function (row) {
       return row.getAttribute("data-source-id");
     });
   }
@@ -41,8 +43,10 @@
     setText(badge, s.status_label);
     badge.className = "badge " + (s.badge || "");
     var bar = field(row, "bar");
-    // A row that finishes while watched keeps its full bar until the next reload, as a visible "done".
-    bar.hidden = !s.active && s.percent < 100;
+    // A row that finishes while watched keeps its full bar until the next reload, as a visible "done"; a row
+    // polled only for its summary (or by the idle check) keeps the bar it was drawn with.
+    var wasActive = row.getAttribute("data-active") === "1";
+    bar.hidden = s.active ? false : s.percent < 100 || (wasActive ? false : bar.hidden);
     bar.setAttribute("aria-valuenow", String(s.percent));
     bar.firstElementChild.style.width = s.percent + "%";
     var counts = field(row, "counts");
@@ -63,6 +67,27 @@
       last.replaceChildren(time);
     }
     row.setAttribute("data-active", s.active ? "1" : "0");
+    updateSummary(row, s);
+  }
+
+  // The summary's state under the badge ("summarising 12/40", the note as its tooltip) and its one-line preview.
+  function updateSummary(row, s) {
+    var state = field(row, "summary_state");
+    if (state) {
+      setText(state, s.summary_text || "");
+      if (s.summary_note) state.setAttribute("title", s.summary_note); else state.removeAttribute("title");
+      state.classList.toggle("error", !!s.summary_failed);
+      state.classList.toggle("muted", !s.summary_failed);
+    }
+    var line = field(row, "summary_line");
+    if (line) {
+      line.hidden = !s.summary_preview;
+      setText(field(line, "summary_lead"), (s.summary_lead || "") + ":");
+      var preview = field(line, "summary_preview");
+      setText(preview, s.summary_preview || "");
+      preview.setAttribute("title", (s.summary_label || "") + " · read it all on the source's page");
+    }
+    row.setAttribute("data-summary-active", s.summary_active ? "1" : "0");
   }
 
   // The header's "N in all · N indexed · N indexing · N failed", from the same response as the rows.
@@ -87,6 +112,7 @@
       // Deleted meanwhile (another tab or maintainer): stop asking about it.
       var row = table.querySelector('tr[data-source-id="' + Number(id) + '"]');
       row.setAttribute("data-active", "0");
+      row.setAttribute("data-summary-active", "0");
       setText(field(row, "status"), "Deleted");
       field(row, "status").className = "badge";
     });

@@ -8,11 +8,13 @@ from pytest_django.fixtures import Settings as SettingsWrapper
 
 from backend.adapters.llm.fake import ReplyScript, ScriptedReply
 from backend.adapters.vector_store.milvus import MilvusVectorStore
+from backend.config.settings.components.models import llm_from_env
 from backend.gurus.models import Guru
 from backend.pipeline.types import GURU_SUMMARY_SOURCE, SUMMARY_GENERATION
 from backend.sources.models import DataSource, SourceKind, SourceStatus, Summarization, SummaryState
 from backend.sources.services import source_delete, source_schedule_index
 from backend.sources.summary_selectors import guru_summary, source_summary
+from tests.fakes.gemini_server import FAKE_GEMINI_KEY, FakeGeminiServer
 from tests.fakes.openai_server import FAKE_CHAT_MODEL, OpenAIFakeServer
 from tests.fakes.site_server import Reply, SiteFake
 from tests.integration.sources.source_support import index_source
@@ -152,3 +154,28 @@ def test_the_guru_summary_merges_its_sources_and_forgets_a_deleted_one(
     assert not milvus.source_chunks(collection, source_id=GURU_SUMMARY_SOURCE, generation=SUMMARY_GENERATION,
                                     limit=10)
     assert not milvus.source_chunks(collection, source_id=second.pk, generation=SUMMARY_GENERATION, limit=10)
+
+
+def test_gemini_writes_the_tree_too(
+    guru: Guru, collection: str, site: SiteFake, settings: SettingsWrapper, gemini_server: FakeGeminiServer,
+    django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks,
+) -> None:
+    gemini_server.script = ReplyScript(default=ScriptedReply(text=SUMMARY_TEXT))
+    settings.OPENGURU_LLM = llm_from_env({"GEMINI_API_KEY": FAKE_GEMINI_KEY, "GEMINI_BASE_URL": gemini_server.url})
+    url = _serve(site, "/guide", "Scheduler guide", topic_paragraphs("Scheduler", 10))
+    source = index_source(django_capture_on_commit_callbacks, guru, SourceKind.WEBSITE, url)
+    assert source.summary_state == SummaryState.DONE
+    root = Summarization.objects.get(source=source, is_source_root=True)
+    assert root.text == SUMMARY_TEXT and not root.extractive and "gemini" in root.model
+    assert len(summarise_calls(gemini_server.script.requests)) == Summarization.objects.filter(source=source).count()
+
+
+def test_a_refused_key_fails_the_summary_not_the_source(
+    guru: Guru, collection: str, site: SiteFake, llm: OpenAIFakeServer,
+    django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks,
+) -> None:
+    llm.script = ReplyScript(default=ScriptedReply(status=401))
+    url = _serve(site, "/guide", "Scheduler guide", topic_paragraphs("Scheduler", 10))
+    source = index_source(django_capture_on_commit_callbacks, guru, SourceKind.WEBSITE, url)
+    assert source.status == SourceStatus.INDEXED
+    assert source.summary_state == SummaryState.FAILED and source.summary_note

@@ -12,6 +12,7 @@ from backend.answering.events import EventKind
 from backend.answering.services import AskRequest, answer_stream
 from backend.gurus.models import Guru
 from backend.sources.models import SourceKind, Summarization
+from backend.sources.summaries import summaries_run
 from tests.fakes.site_server import Reply, SiteFake
 from tests.integration.sources.source_support import index_source
 from tests.support.summaries import page_html, small_trees, topic_paragraphs
@@ -60,3 +61,23 @@ def test_a_comparison_reaches_both_sources_summaries(corpus: Guru) -> None:
     done = _final(corpus, "Compare the Scheduler and the Workers")
     titles = " ".join(r["title"] for r in done["references"])
     assert "Scheduler" in titles and "Workers" in titles
+
+
+def test_a_cached_answer_expires_when_the_summaries_change(
+    guru: Guru, fake_site: SiteFake, settings: SettingsWrapper,
+    django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks,
+) -> None:
+    settings.OPENGURU_FETCH_ALLOWLIST = ["127.0.0.1/32"]
+    small_trees(settings)
+    settings.OPENGURU_SUMMARIES = False  # indexed first without summaries, as before an upgrade
+    fake_site.overrides["/scheduler"] = Reply(200, page_html("Scheduler guide", topic_paragraphs("Scheduler", 6))
+                                              .encode(), {"Content-Type": "text/html"})
+    source = index_source(django_capture_on_commit_callbacks, guru, SourceKind.WEBSITE,
+                          f"{fake_site.base_url}/scheduler")
+    before = _final(guru, "Give me an overview")
+    assert not any(r.get("summary") for r in before["references"])
+    settings.OPENGURU_SUMMARIES = True
+    summaries_run(guru_id=guru.pk, source_id=source.pk)
+    after = _final(guru, "Give me an overview")
+    assert after["question_id"] != before["question_id"] or not after.get("cached")
+    assert any(r.get("summary") and r["cited"] for r in after["references"])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from celery.exceptions import SoftTimeLimitExceeded
 from celery.signals import worker_ready
 from django.conf import settings
 
@@ -98,6 +99,9 @@ def source_summarize(self: Any, *, guru_id: int, source_id: int | None = None) -
             summaries_run(guru_id=guru_id, source_id=source_id)
     except LockNotAcquired as exc:
         raise self.retry(exc=exc, countdown=LOCK_BUSY_COUNTDOWN) from exc
+    except SoftTimeLimitExceeded as exc:
+        # A very large source: the nodes made so far are stored, so the next attempt goes on from them.
+        raise self.retry(exc=exc, countdown=1) from exc
     except TransientServiceError:
         raise
     except Exception as exc:

@@ -179,3 +179,14 @@ def test_a_refused_key_fails_the_summary_not_the_source(
     source = index_source(django_capture_on_commit_callbacks, guru, SourceKind.WEBSITE, url)
     assert source.status == SourceStatus.INDEXED
     assert source.summary_state == SummaryState.FAILED and source.summary_note
+
+
+def test_a_short_page_is_one_piece_and_its_summary_is_the_root(
+    guru: Guru, collection: str, site: SiteFake, llm: OpenAIFakeServer,
+    django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks,
+) -> None:
+    url = _serve(site, "/short", "Short note", topic_paragraphs("Scheduler", 1))
+    source = index_source(django_capture_on_commit_callbacks, guru, SourceKind.WEBSITE, url)
+    rows = list(Summarization.objects.filter(source=source))
+    assert len(rows) == 1 and rows[0].level == 0 and rows[0].is_source_root and rows[0].is_root
+    assert len(summarise_calls(llm.script.requests)) == 1 and source.summary_total == 1

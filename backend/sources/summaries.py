@@ -5,8 +5,10 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db import transaction
@@ -21,7 +23,16 @@ from backend.pipeline.contexts import join_chunks
 from backend.pipeline.errors import PermanentServiceError, TransientServiceError
 from backend.pipeline.llm_types import Completion
 from backend.pipeline.sanitize import neutralise
-from backend.pipeline.summary_tree import Node, TokenBudget, TreeBuilder, TreeConfig, TreeRun, split_pieces, tree_size
+from backend.pipeline.summary_tree import (
+    Node,
+    TokenBudget,
+    TreeBuilder,
+    TreeConfig,
+    TreeRun,
+    clip,
+    split_pieces,
+    tree_size,
+)
 from backend.sources.models import DataSource, SourceStatus, Summarization, SummaryState
 from backend.sources.summary_selectors import summary_budget
 from backend.sources.summary_vectors import summary_vectors_sync
@@ -33,25 +44,63 @@ MAX_SOURCE_CHUNKS = 20000
 _DIGITS = re.compile(r"(\d+)")
 
 
-@dataclass(frozen=True)
+def stored_text(text: str, limit: int) -> str:
+    """A summary as it is stored: clipped to a whole sentence under the limit, neutralised."""
+    return neutralise(clip(text, limit))
+
+
+@dataclass
 class Summariser:
-    """The guru's summariser and the id its summaries are recorded (and hashed) under."""
+    """The guru's summariser and the id its summaries are recorded (and hashed) under.
+
+    Each summary is handed to a background thread for embedding as soon as it is written: the tree's calls
+    wait on the model, not on the CPU, so retrieval's vectors are ready when the tree is, at no cost to it.
+    """
 
     summarise: Callable[[Sequence[str], int], Completion]
     model: str
+    embed: Callable[[list[str]], list[list[float]]] | None = None
+    _pool: ThreadPoolExecutor = field(
+        default_factory=lambda: ThreadPoolExecutor(max_workers=1, thread_name_prefix="summary-embed"))
+    _pending: dict[str, Future[list[list[float]]]] = field(default_factory=dict)
 
     @property
     def extractive(self) -> bool:
         return self.model == OFFLINE_MODEL
 
+    def __call__(self, texts: Sequence[str], limit: int) -> Completion:
+        completion = self.summarise(texts, limit)
+        if self.embed is not None:
+            text = stored_text(completion.text, limit)
+            self._pending.setdefault(text, self._pool.submit(self.embed, [text]))
+        return completion
 
-def summariser_for(guru: Guru) -> Summariser:
-    """The configured LLM (the guru's model), or the offline extractive summariser."""
+    def vectors(self) -> dict[str, tuple[float, ...]]:
+        """The vectors of the summaries written, by stored text (waits for the last ones)."""
+        return {text: tuple(future.result()[0]) for text, future in self._pending.items()}
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+def summariser_model(guru: Guru) -> str:
+    """The id the guru's summaries are written (and hashed) under: its chat model's, or the offline one."""
     model = guru.chat_model or settings_get().answer_model
-    answerer = registry.answerer(model=model)
-    chat = registry.chat_model(model=model) if answerer.uses_llm else None
-    return Summariser(summarise=lambda texts, limit: answerer.summarize(texts, max_chars=limit),
-                      model=chat.model if chat is not None else OFFLINE_MODEL)
+    chat = registry.chat_model(model=model)
+    return chat.model if chat is not None else OFFLINE_MODEL
+
+
+@contextmanager
+def summariser_for(guru: Guru) -> Iterator[Summariser]:
+    """The configured LLM (the guru's model), or the offline extractive summariser; its embedding thread
+    ends with the block."""
+    answerer = registry.answerer(model=guru.chat_model or settings_get().answer_model)
+    summariser = Summariser(summarise=lambda texts, limit: answerer.summarize(texts, max_chars=limit),
+                            model=summariser_model(guru), embed=registry.embedder().embed_documents)
+    try:
+        yield summariser
+    finally:
+        summariser.close()
 
 
 def tree_config(model: str) -> TreeConfig:
@@ -92,6 +141,7 @@ class _Recorder:
     guru: Guru
     source: DataSource | None
     summariser: Summariser
+    summary_length: int
     done: int = 0
     total: int = 0
     _last: float = 0.0
@@ -108,7 +158,8 @@ class _Recorder:
     def stored(self, node: Node) -> None:
         row = Summarization.objects.create(
             guru=self.guru, source=self.source, level=node.level, position=node.position,
-            content_hash=node.content_hash, text=neutralise(node.text), model=node.model or self.summariser.model,
+            content_hash=node.content_hash, text=stored_text(node.text, self.summary_length),
+            model=node.model or self.summariser.model,
             extractive=self.summariser.extractive, prompt_tokens=node.prompt_tokens,
             completion_tokens=node.completion_tokens,
         )
@@ -130,7 +181,7 @@ class _Recorder:
 def _builder(recorder: _Recorder, config: TreeConfig, existing: dict[str, Summarization]) -> TreeBuilder:
     guru = Guru.objects.get(pk=recorder.guru.pk)  # the spend as stored now, other trees' calls included
     budget = TokenBudget(limit=summary_budget(guru), used=guru.summary_tokens_used)
-    return TreeBuilder(config=config, summarise=recorder.summariser.summarise, known=recorder.known(existing),
+    return TreeBuilder(config=config, summarise=recorder.summariser, known=recorder.known(existing),
                        stored=recorder.stored, budget=budget, progress=recorder.advance,
                        workers=settings.OPENGURU_SUMMARY_CONCURRENCY)
 
@@ -162,20 +213,21 @@ def summarize_source(*, source_id: int) -> None:
     if source is None or collection is None:
         return
     guru = source.guru
-    summariser = summariser_for(guru)
-    config = tree_config(summariser.model)
-    pieces = split_pieces(source_documents(source, collection), config)
-    scope = list(Summarization.objects.filter(source=source, guru=guru))
-    recorder = _Recorder(guru=guru, source=source, summariser=summariser, total=tree_size(len(pieces), config.fan_in))
-    DataSource.objects.filter(pk=source_id).update(summary_state=SummaryState.RUNNING, summary_done=0,
-                                                   summary_total=recorder.total, summary_note="")
-    run = _builder(recorder, config, {row.content_hash: row for row in scope}).leaves(pieces)
-    _link_tree(run, scope)
-    root = run.root
-    Summarization.objects.filter(source=source).update(is_source_root=False)
-    if root is not None:
-        Summarization.objects.filter(pk=root.stored_id).update(is_source_root=True)
-    summary_vectors_sync(guru_id=guru.pk, collection=collection, source_id=source_id)
+    with summariser_for(guru) as summariser:
+        config = tree_config(summariser.model)
+        pieces = split_pieces(source_documents(source, collection), config)
+        scope = list(Summarization.objects.filter(source=source, guru=guru))
+        recorder = _Recorder(guru=guru, source=source, summariser=summariser, summary_length=config.summary_length,
+                             total=tree_size(len(pieces), config.fan_in))
+        DataSource.objects.filter(pk=source_id).update(summary_state=SummaryState.RUNNING, summary_done=0,
+                                                       summary_total=recorder.total, summary_note="")
+        run = _builder(recorder, config, {row.content_hash: row for row in scope}).leaves(pieces)
+        _link_tree(run, scope)
+        Summarization.objects.filter(source=source).update(is_source_root=False)
+        if run.root is not None:
+            Summarization.objects.filter(pk=run.root.stored_id).update(is_source_root=True)
+        summary_vectors_sync(guru_id=guru.pk, collection=collection, source_id=source_id,
+                             vectors=summariser.vectors())
     state, note = _outcome(run, len(pieces), recorder, guru)
     DataSource.objects.filter(pk=source_id).update(summary_state=state, summary_note=note,
                                                    summary_done=recorder.done)
@@ -200,22 +252,22 @@ def summarize_guru(*, guru_id: int) -> None:
         return
     tops = list(Summarization.objects.filter(guru=guru, is_source_root=True).order_by("source_id"))
     scope = list(Summarization.objects.filter(guru=guru, source__isnull=True))
-    summariser = summariser_for(guru)
-    config = tree_config(summariser.model)
-    recorder = _Recorder(guru=guru, source=None, summariser=summariser)
-    leaves = [Node(level=row.level, position=i, content_hash=row.content_hash, text=row.text, key=row.pk)
-              for i, row in enumerate(tops)]
-    run = _builder(recorder, config, {row.content_hash: row for row in scope}).above(leaves)
-    # The sources' roots are not this tree's to re-level: only their parent changes.
-    for leaf in leaves:
-        parent = next((n.key for n in run.nodes() for c in n.children if c.key == leaf.key), None)
-        Summarization.objects.filter(pk=leaf.stored_id).update(parent_id=parent)
-    guru_nodes = [n for n in run.nodes() if n.key not in {leaf.key for leaf in leaves}]
-    _link_tree(TreeRun(layers=[guru_nodes]), scope)
-    Summarization.objects.filter(guru=guru, is_root=True).update(is_root=False)
-    if run.root is not None:
-        Summarization.objects.filter(pk=run.root.stored_id).update(is_root=True)
-    summary_vectors_sync(guru_id=guru_id, collection=collection, source_id=None)
+    with summariser_for(guru) as summariser:
+        config = tree_config(summariser.model)
+        recorder = _Recorder(guru=guru, source=None, summariser=summariser, summary_length=config.summary_length)
+        leaves = [Node(level=row.level, position=i, content_hash=row.content_hash, text=row.text, key=row.pk)
+                  for i, row in enumerate(tops)]
+        run = _builder(recorder, config, {row.content_hash: row for row in scope}).above(leaves)
+        # The sources' roots are not this tree's to re-level: only their parent changes.
+        for leaf in leaves:
+            parent = next((n.key for n in run.nodes() for c in n.children if c.key == leaf.key), None)
+            Summarization.objects.filter(pk=leaf.stored_id).update(parent_id=parent)
+        guru_nodes = [n for n in run.nodes() if n.key not in {leaf.key for leaf in leaves}]
+        _link_tree(TreeRun(layers=[guru_nodes]), scope)
+        Summarization.objects.filter(guru=guru, is_root=True).update(is_root=False)
+        if run.root is not None:
+            Summarization.objects.filter(pk=run.root.stored_id).update(is_root=True)
+        summary_vectors_sync(guru_id=guru_id, collection=collection, source_id=None, vectors=summariser.vectors())
     Guru.objects.filter(pk=guru_id).update(summary_note="" if run.complete else (
         f"The guru's summary stopped at the token budget ({summary_budget(guru):,} tokens)."))
 

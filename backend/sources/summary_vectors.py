@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django.urls import reverse
@@ -36,15 +37,19 @@ def _row_fields(node: Summarization, source: DataSource | None, guru_slug: str, 
             "chunk_index": 0, "summary": True, "level": node.level, "extract": node.extractive}
 
 
-def summary_vectors_sync(*, guru_id: int, collection: str, source_id: int | None) -> int:
+def summary_vectors_sync(*, guru_id: int, collection: str, source_id: int | None,
+                         vectors: Mapping[str, Sequence[float]] | None = None) -> int:
     """Make the collection's summary rows of one source (None: the guru's own nodes) match the tree; returns
-    how many were embedded. Rows are keyed by node id, so re-used nodes keep their vectors."""
+    how many were written. Rows are keyed by node id, so re-used nodes keep their vectors; `vectors` holds
+    those already computed (by stored text), and only the others are embedded here."""
     store = registry.vector_store()
     nodes = Summarization.objects.filter(guru_id=guru_id).select_related("source", "guru")
     nodes = nodes.filter(source_id=source_id) if source_id is not None else nodes.filter(source__isnull=True)
     rows = list(nodes[:MAX_ROWS])
     owner = source_id if source_id is not None else GURU_SUMMARY_SOURCE
-    stored = store.source_chunks(collection, source_id=owner, generation=SUMMARY_GENERATION, limit=MAX_ROWS)
+    # A tree none of whose nodes was ever written has nothing in the collection to compare with.
+    stored = store.source_chunks(collection, source_id=owner, generation=SUMMARY_GENERATION, limit=MAX_ROWS) \
+        if any(r.vector_written for r in rows) or not rows else []
     wanted = {vector_id(r.pk) for r in rows}
     store.delete_ids(collection, [h.chunk_id for h in stored if h.chunk_id not in wanted])
     present = {h.chunk_id for h in stored}
@@ -52,14 +57,20 @@ def summary_vectors_sync(*, guru_id: int, collection: str, source_id: int | None
     kind = _kind(guru_id, source_id)
     for start in range(0, len(todo), EMBED_BATCH):
         batch = todo[start:start + EMBED_BATCH]
-        vectors = registry.embedder().embed_documents([r.text for r in batch])
         chunks = [Chunk(id=vector_id(r.pk), text=r.text, vector=tuple(v), source_id=owner,
                         generation=SUMMARY_GENERATION, kind=kind,
                         metadata=_row_fields(r, r.source, r.guru.slug, r.guru.name))
-                  for r, v in zip(batch, vectors, strict=True)]
+                  for r, v in zip(batch, _vectors(batch, vectors or {}), strict=True)]
         store.upsert(collection, chunks)
         Summarization.objects.filter(pk__in=[r.pk for r in batch]).update(vector_written=True)
     return len(todo)
+
+
+def _vectors(rows: Sequence[Summarization], known: Mapping[str, Sequence[float]]) -> list[Sequence[float]]:
+    """Each row's vector: the one computed when it was written, else embedded now (in one batch)."""
+    missing = [r.text for r in rows if r.text not in known]
+    embedded = dict(zip(missing, registry.embedder().embed_documents(missing), strict=True)) if missing else {}
+    return [known[r.text] if r.text in known else embedded[r.text] for r in rows]
 
 
 def _kind(guru_id: int, source_id: int | None) -> SourceKind:

@@ -7,6 +7,8 @@ load generator's and its figures are the baseline a load bench compares against:
   PACED_LLM_FIRST_MS, then one every 1/PACED_LLM_RATE s, then a usage chunk and `[DONE]`.
 - without `stream`: structured replies for our `grades` and `understanding` JSON schemas (every
   context graded 0.9; a follow-up's query is its own text), after PACED_LLM_JSON_MS.
+- without `stream` or `response_format` (a summary): PACED_LLM_PLAIN_CHARS characters of text after
+  PACED_LLM_JSON_MS, with usage estimated at 4 characters a token, counted (with its service time) in /stats.
 - `GET /stats`: streams started, finished and cut short by the client, and the server's own
   time to first token (p50/p95, ms); `POST /stats/reset` clears them.
 """
@@ -19,6 +21,7 @@ import os
 import re
 import statistics
 import time
+import zlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -31,6 +34,7 @@ TOKENS = int(os.environ.get("PACED_LLM_TOKENS", "60"))
 RATE = float(os.environ.get("PACED_LLM_RATE", "20"))
 FIRST_MS = float(os.environ.get("PACED_LLM_FIRST_MS", "50"))
 JSON_MS = float(os.environ.get("PACED_LLM_JSON_MS", "50"))
+PLAIN_CHARS = int(os.environ.get("PACED_LLM_PLAIN_CHARS", "1200"))
 WORDS = ("The", " answer", " is", " in", " the", " sources", " [1]", ".")
 _CONTEXT_ID = re.compile(r"<context id=(\d+)>")
 
@@ -44,13 +48,20 @@ class _Stats:
     def reset(self) -> None:
         self.started = self.finished = self.cut = self.json_calls = 0
         self.first_token_ms: list[float] = []
+        self.plain_ms: list[float] = []
+        self.plain_tokens = [0, 0]  # prompt, completion
+        self.in_flight = self.max_in_flight = 0
 
     def report(self) -> dict[str, Any]:
         firsts = sorted(self.first_token_ms)
         pick = (lambda q: round(firsts[min(len(firsts) - 1, int(q * len(firsts)))], 1)) if firsts else (lambda q: 0)
         return {"started": self.started, "finished": self.finished, "cut": self.cut, "json_calls": self.json_calls,
                 "first_token_p50_ms": pick(0.5), "first_token_p95_ms": pick(0.95),
-                "first_token_mean_ms": round(statistics.fmean(firsts), 1) if firsts else 0}
+                "first_token_mean_ms": round(statistics.fmean(firsts), 1) if firsts else 0,
+                "plain_calls": len(self.plain_ms), "plain_total_ms": round(sum(self.plain_ms), 1),
+                "plain_mean_ms": round(statistics.fmean(self.plain_ms), 2) if self.plain_ms else 0,
+                "plain_prompt_tokens": self.plain_tokens[0], "plain_completion_tokens": self.plain_tokens[1],
+                "plain_max_in_flight": self.max_in_flight}
 
 
 STATS = _Stats()
@@ -82,10 +93,33 @@ def _structured(request: dict[str, Any]) -> dict[str, Any]:
             "retrieval_query": question, "reply": ""}
 
 
-def _completion(model: str, content: str) -> dict[str, Any]:
+def _completion(model: str, content: str, usage: tuple[int, int] = (100, 20)) -> dict[str, Any]:
     return {"id": "chatcmpl-paced", "object": "chat.completion", "created": int(time.time()), "model": model,
             "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}}
+            "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": sum(usage)}}
+
+
+def _plain_text(request: dict[str, Any]) -> tuple[str, tuple[int, int]]:
+    """A summary-like reply naming a digest of the prompt (replies differ), and usage at 4 characters a token."""
+    prompt = "".join(str(m.get("content", "")) for m in request.get("messages") or [])
+    tag = f"{zlib.crc32(prompt.encode()):08x}"
+    sentence = f"The material {tag} describes components, settings, errors and metrics of the system. "
+    text = (sentence * (PLAIN_CHARS // len(sentence) + 1))[:PLAIN_CHARS].rsplit(" ", 1)[0]
+    return text, (-(-len(prompt) // 4), -(-len(text) // 4))
+
+
+async def _plain(send: Send, request: dict[str, Any], model: str, arrived: float) -> None:
+    text, usage = _plain_text(request)
+    STATS.in_flight += 1
+    STATS.max_in_flight = max(STATS.max_in_flight, STATS.in_flight)
+    try:
+        await asyncio.sleep(JSON_MS / 1000)
+        await _json(send, _completion(model, text, usage))
+    finally:
+        STATS.in_flight -= 1
+    STATS.plain_ms.append((time.perf_counter() - arrived) * 1000)
+    STATS.plain_tokens[0] += usage[0]
+    STATS.plain_tokens[1] += usage[1]
 
 
 def _frame(model: str, delta: dict[str, Any] | None, *, finish: str | None = None,
@@ -138,6 +172,9 @@ async def app(scope: Scope, receive: Receive, send: Send) -> None:
         model = str(request.get("model", "paced"))
         if request.get("stream"):
             await _stream(send, model, arrived)
+            return
+        if not request.get("response_format"):
+            await _plain(send, request, model, arrived)
             return
         STATS.json_calls += 1
         await asyncio.sleep(JSON_MS / 1000)

@@ -29,6 +29,7 @@ _HEADING = re.compile(r"^\s*#{1,6}(\s|$)")
 _RULE = re.compile(r"^\s*([-=*_]\s*){3,}$")
 _BULLET = re.compile(r"^\s*(?:[-*+>]|\d{1,3}[.)])\s+")
 _NOT_WORD = re.compile(r"\W+")
+HEADING_MAX_WORDS = 6
 _TERMINAL = (".", "!", "?", ":", ";", '."', '?"', ".)", "…")
 
 
@@ -52,7 +53,11 @@ def _paragraphs(text: str) -> list[str]:
         if _FENCE.match(line):
             in_code = not in_code
         bullet = _BULLET.match(line) is not None
-        title_above = len(current) == 1 and _looks_like_title(current[0].split(), current[0])
+        # A paragraph's short first line without a sentence end, followed by a capitalised line, is a heading
+        # (a PDF's text layer keeps no heading marks); a hard-wrapped line of prose is long.
+        title_above = len(current) == 1 and (_looks_like_title(current[0].split(), current[0]) or (
+            len(current[0].split()) <= HEADING_MAX_WORDS and not current[0].endswith(_TERMINAL)
+            and stripped[:1].isupper()))
         ends = not stripped or in_code or _FENCE.match(line) or _HEADING.match(line) or _RULE.match(line)
         if ends or stripped.startswith("|") or bullet or title_above:
             if current:

@@ -31,6 +31,9 @@ _DEFINED = re.compile(
 )
 _TITLE_SPLIT = re.compile(r"\s+[|—–·-]\s+|\s*::\s*")
 _FILE_NAME = re.compile(r"^\S+\.\w{2,5}$")
+# A host as a title: an address, host:port, or the "<host> sitemap" / "<host> crawl" name a multi-page source gets.
+_ADDRESS = re.compile(r"(^|\s)((\d{1,3}\.){3}\d{1,3}|localhost|[\w-]+(\.[\w-]+)*:\d+)(\s|$)"
+                      r"|^\S+\.\S+\s+(sitemap|crawl)$", re.IGNORECASE)
 _QUESTION_START = frozenset("what why when where which who how can should is are does do will".split())
 _START_TITLES = frozenset({"getting started", "get started", "quickstart", "quick start", "introduction",
                            "overview", "first steps", "tutorial", "start here"})
@@ -163,7 +166,7 @@ def names_in(sentences: Sequence[str]) -> Counter[str]:
 def _clean_title(title: str) -> str:
     """A title without its site suffix ("Tasks — Celery docs" -> "Tasks"); "" for addresses and file names."""
     text = " ".join(title.split())
-    if not text or "://" in text or _FILE_NAME.match(text):
+    if not text or "://" in text or _FILE_NAME.match(text) or _ADDRESS.search(text):
         return ""
     head = _TITLE_SPLIT.split(text)[0].strip(_PUNCT.replace("?", "") + " ")
     return head if 0 < len(head.split()) <= MAX_TITLE_WORDS else ""

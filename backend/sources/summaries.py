@@ -130,7 +130,8 @@ def source_documents(source: DataSource, collection: str) -> list[str]:
         parts = sorted(by_doc[key])
         title = parts[0][2]
         body = join_chunks([text for _, text, _ in parts])
-        documents.append(f"{title}\n\n{body}" if title and not body.startswith(title) else body)
+        # The title as a heading: a model reads what the text is, an extract never quotes it as a sentence.
+        documents.append(f"# {title}\n\n{body}" if title and not body.startswith(title) else body)
     return documents
 
 

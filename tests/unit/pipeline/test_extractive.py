@@ -155,3 +155,11 @@ def test_the_registry_gives_the_offline_answerer_the_configured_embedder() -> No
     answerer = registry.answerer()
     assert isinstance(answerer, OfflineAnswerer)
     assert answerer.embedder is registry.embedder()
+
+
+def test_a_pdf_heading_line_is_not_glued_to_the_sentence_below() -> None:
+    page = ("# deploy.pdf — page 1\n\nDeploying TaskQ workers\n"
+            "Run one worker process per CPU core with taskq worker --concurrency 4.\n"
+            "Set TASKQ_BROKER_URL to the Redis address before starting workers.")
+    text = extractive_summary([page], max_chars=400, embed=HashingEmbedder().embed_documents)
+    assert text.startswith("Run one worker process") and "deploy.pdf" not in text and "Deploying" not in text

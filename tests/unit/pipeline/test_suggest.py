@@ -133,3 +133,11 @@ def test_offline_draft_asks_nothing_about_passing_words_or_an_unmentioned_topic(
     questions = suggest_offline(name="Go Guru", summary=summary, titles=[], count=10).questions
     assert "What is the result?" not in questions
     assert not any("Go?" in q or "with Go" in q for q in questions)  # "Goals" does not mention Go
+
+
+def test_titles_that_are_addresses_make_no_question() -> None:
+    from backend.pipeline.suggest_rules import title_question
+
+    for title in ("127.0.0.1:8482 sitemap", "docs.celeryq.dev sitemap", "localhost:8000", "wiki.corp:8443 crawl"):
+        assert title_question(title, "TaskQ", frozenset(), set()) == "", title
+    assert title_question("How to retry tasks", "TaskQ", frozenset(), set()) == "How do I retry tasks?"

@@ -6,8 +6,8 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 
 from django.db import connections
@@ -67,26 +67,37 @@ def cache_semaphore(name: str, *, slots: int, ttl: int = 600) -> Iterator[Held]:
 
 
 @contextmanager
-def kept_alive(held: Held, *, ttl: int, every: float) -> Iterator[None]:
-    """Renew `held` for `ttl` s every `every` s from a background thread while the block runs, so a short TTL
-    frees the lock soon after its holder dies however long one step of the work takes."""
+def beating(step: Callable[[], None], *, every: float, name: str) -> Iterator[None]:
+    """Run `step` every `every` s from a background thread while the block runs (a heartbeat, a lease renewal).
+
+    A failing step is logged and tried again at the next beat: a busy store must not end the work.
+    """
     stop = threading.Event()
 
-    def renew() -> None:
+    def beat() -> None:
         try:
             while not stop.wait(every):
                 try:
-                    if not held.renew(ttl):
-                        logger.warning("lost the lock %s", held.key)
-                except Exception:  # a busy store must not end the work; the next renewal tries again
-                    logger.warning("renewing the lock %s failed", held.key, exc_info=True)
+                    step()
+                except Exception:  # logged with its traceback; the work goes on
+                    logger.warning("%s failed", name, exc_info=True)
         finally:
             connections.close_all()  # this thread's own connections (the counter store may be the database)
 
-    thread = threading.Thread(target=renew, name=f"renew-{held.key}", daemon=True)
+    thread = threading.Thread(target=beat, name=name, daemon=True)
     thread.start()
     try:
         yield
     finally:
         stop.set()
         thread.join(timeout=every + 5)
+
+
+def kept_alive(held: Held, *, ttl: int, every: float) -> AbstractContextManager[None]:
+    """Renew `held` for `ttl` s every `every` s while the block runs, so a short TTL frees the lock soon after
+    its holder dies however long one step of the work takes."""
+    def renew() -> None:
+        if not held.renew(ttl):
+            logger.warning("lost the lock %s", held.key)
+
+    return beating(renew, every=every, name=f"renew-{held.key}")

@@ -9,17 +9,15 @@ before touching a source, so it can never race a run that is still writing.
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import timedelta
 
-from django.db import connections
 from django.db.models import F, Q
 from django.utils import timezone
 
 from backend.adapters import registry
-from backend.core.locks import Held, LockNotAcquired, cache_lock
+from backend.core.locks import Held, LockNotAcquired, beating, cache_lock
 from backend.core.tasks import enqueue_on_commit
 from backend.gurus.models import CollectionStatus, VectorCollection
 from backend.sources.models import DataSource, SourceKind, SourceStatus
@@ -47,18 +45,11 @@ def _beat(source_id: int, run: int) -> None:
     DataSource.objects.filter(pk=source_id, generation=run).update(heartbeat_at=timezone.now())
 
 
-def _beat_until(stop: threading.Event, source_id: int, run: int, leases: Sequence[Held], every: float) -> None:
-    try:
-        while not stop.wait(every):
-            try:
-                _beat(source_id, run)
-                for lease in leases:
-                    if not lease.renew(RUN_LEASE_TTL_S):
-                        logger.warning("source %s run %s lost its lease %s", source_id, run, lease.key)
-            except Exception:  # a busy database must not end the run; the next beat tries again
-                logger.warning("heartbeat of source %s run %s failed", source_id, run, exc_info=True)
-    finally:
-        connections.close_all()  # this thread's connections only
+def _beat_and_renew(source_id: int, run: int, leases: Sequence[Held]) -> None:
+    _beat(source_id, run)
+    for lease in leases:
+        if not lease.renew(RUN_LEASE_TTL_S):
+            logger.warning("source %s run %s lost its lease %s", source_id, run, lease.key)
 
 
 @contextmanager
@@ -67,15 +58,8 @@ def run_heartbeat(
 ) -> Iterator[None]:
     """Stamp the run alive now and every `every` s in a background thread, renewing `leases` too."""
     _beat(source_id, run)
-    stop = threading.Event()
-    thread = threading.Thread(target=_beat_until, args=(stop, source_id, run, leases, every),
-                              name=f"heartbeat-source-{source_id}", daemon=True)
-    thread.start()
-    try:
+    with beating(lambda: _beat_and_renew(source_id, run, leases), every=every, name=f"heartbeat-source-{source_id}"):
         yield
-    finally:
-        stop.set()
-        thread.join(timeout=every + 5)
 
 
 def drop_abandoned_generations(*, source_id: int, collection: str, indexed: int | None, upto: int) -> None:

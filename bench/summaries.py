@@ -355,8 +355,9 @@ def print_profile(profile: cProfile.Profile, top: int = 30) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="100k characters, 50 ms a call (< 60 s)")
-    parser.add_argument("--latency-ms", type=float, default=0.0, help="the fake LLM's latency (default 1000; quick 500)")
+    parser.add_argument("--quick", action="store_true", help="100k characters, 0.5 s a call (< 60 s)")
+    parser.add_argument("--latency-ms", type=float, default=0.0,
+                        help="the fake LLM's latency (default 1000; quick 500)")
     parser.add_argument("--embedder", default="local-minilm", help="local-minilm (the default's) or hashing")
     parser.add_argument("--profile", action="store_true", help="cProfile the summarising (calling thread)")
     args = parser.parse_args()

@@ -37,7 +37,8 @@ class GuruAdmin(admin.ModelAdmin):
         if report.info is None:
             return report.problem
         info = report.info
-        text = f"{info.name}: {info.row_count} chunks, {info.dimension}-d, {'loaded' if info.loaded else 'not loaded'}"
+        loaded = "loaded" if info.loaded else "not loaded"
+        text = f"{info.name}: {info.row_count} rows (chunks and summaries), {info.dimension}-d, {loaded}"
         return f"{text} — {report.problem}" if report.problem else text
 
 

@@ -18,7 +18,7 @@ class DataSourceAdmin(admin.ModelAdmin):
     list_filter = ["kind", "status", "guru"]
     search_fields = ["title", "url"]
     readonly_fields = ["generation", "indexed_generation", "chunk_count", "content_hash", "last_indexed_at",
-                       "reindex_count"]
+                       "reindex_count", "summary_state", "summary_done", "summary_total", "summary_note"]
     exclude = ["access_token"]
     actions = ["reindex"]
 
@@ -66,5 +66,13 @@ class SourcePageAdmin(admin.ModelAdmin):
 
 @admin.register(Summarization)
 class SummarizationAdmin(admin.ModelAdmin):
-    list_display = ["__str__", "guru", "source", "level", "is_root", "model"]
+    """Built by the summary task (nodes are re-used by content hash): shown for operators, never edited by hand."""
+
+    list_display = ["__str__", "guru", "source", "level", "is_root", "is_source_root", "model"]
     list_filter = ["is_root", "guru"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Summarization | None = None) -> bool:
+        return False

@@ -48,7 +48,10 @@ def test_new_user_journey(product: Product) -> None:
     out = manage(product, "add_source", "celery-guru", str(pdf))
     chunks = int(re.search(r"Indexed (\d+) chunks from manual.pdf", out).group(1))  # type: ignore[union-attr]
     assert chunks > 0
-    assert re.search(rf"celery-guru\s+guru_celery_guru\s+384\s+{chunks}\s+ok", _collections(product))
+    # Then the worker summarises the page: one more row (its summary, also the guru's) beside the chunks.
+    rows = chunks + 1
+    eventually(lambda: re.search(rf"celery-guru\s+guru_celery_guru\s+384\s+{rows}\s+ok", _collections(product))
+               is not None, "the source's summary row")
 
     guru_id = re.search(r"/admin/gurus/guru/(\d+)/change/", browser.get("/admin/gurus/guru/")).group(1)
     change = f"/admin/gurus/guru/{guru_id}/change/"
@@ -56,7 +59,7 @@ def test_new_user_journey(product: Product) -> None:
                             "base_color": "#1f6feb", "language": "en", "active": "on", "_save": "Save"})
     eventually(lambda: "guru_celery_docs" in _collections(product), "rename")
     assert "guru_celery_guru " not in _collections(product)
-    assert f"guru_celery_docs: {chunks} chunks, 384-d, loaded" in browser.get(change)
+    assert f"guru_celery_docs: {rows} rows (chunks and summaries), 384-d, loaded" in browser.get(change)
 
     browser.submit(f"/admin/gurus/guru/{guru_id}/delete/", {"post": "yes"})
     eventually(lambda: "No gurus yet" in _collections(product), "drop")

@@ -67,7 +67,9 @@ def _milvus(product: Product) -> tuple[MilvusClient, str]:
 def _generations(product: Product, source_id: int) -> Counter[int]:
     client, name = _milvus(product)
     try:
-        rows = client.query(name, filter=f"source_id == {source_id}", output_fields=["generation"], limit=16000)
+        # Index generations only: the source's summary rows (generation -1) outlive index runs on purpose.
+        rows = client.query(name, filter=f"source_id == {source_id} and generation >= 0", output_fields=["generation"],
+                            limit=16000)
     finally:
         client.close()
     return Counter(int(row["generation"]) for row in rows)

@@ -45,6 +45,18 @@ def test_a_worker_process_indexed_the_website(deployment: Deployment) -> None:
     assert "sources.index" not in topology.log_text("web")
 
 
+def test_a_worker_process_summarised_the_website_and_the_api_serves_it(deployment: Deployment) -> None:
+    with deployment.api() as api:
+        path = f"/api/v1/{SLUG}/data-sources/{deployment.source_id}/summary/"
+        eventually(lambda: api.get(path).json()["state"] == "DONE", "the source's summary")
+        source, guru = api.get(path).json(), api.get(f"/api/v1/{SLUG}/summary/").json()
+    # Written by the fake LLM (by request shape), stored in PostgreSQL, read back through nginx.
+    assert source["summary"]["text"] == "Installing widgets" and not source["summary"]["extractive"], source
+    assert guru["summary"] is not None and guru["spend"]["used"] > 0, guru
+    worker_logs = deployment.topology.log_text("worker1") + deployment.topology.log_text("worker2")
+    assert re.search(r"Task sources\.summarize\[[0-9a-f-]+\] succeeded", worker_logs), worker_logs[-3000:]
+
+
 def test_a_visitor_asks_on_the_guru_page_and_the_answer_streams_over_sse(deployment: Deployment) -> None:
     with visitor(deployment.topology.nginx_url) as client:
         response, events = ask_on_page(client, "How do I install widgets?")

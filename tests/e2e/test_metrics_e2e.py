@@ -17,7 +17,7 @@ from tests.fakes.openai_server import FAKE_CHAT_MODEL, FAKE_OPENAI_KEY, OpenAIFa
 from tests.fakes.pdfs import write_pdf
 from tests.integration.answering.answer_support import grades
 from tests.support.metrics import Samples, parse
-from tests.support.product import Browser, Product, eventually, launch, manage, stop
+from tests.support.product import Browser, Product, eventually, launch, manage, stop, summaries_settled
 
 pytestmark = pytest.mark.slow
 
@@ -94,6 +94,7 @@ def test_answers_tokens_tasks_and_sources_are_counted_and_survive_a_restart(
                    "the indexing task counted")
         slow = ScriptedReply(text=" ".join(f"word{i}" for i in range(40)), chunks=40, chunk_delay=0.05,
                              prompt_tokens=120, completion_tokens=40)
+        eventually(lambda: summaries_settled(product), "the source's summary (it calls the same fake LLM)")
         openai_server.script.push(grades(0.9), slow)
         seen, in_flight = _ask_and_watch(product, "What does the visibility timeout do?")
         assert seen[-1] == "done" and in_flight == 1, (seen[-3:], in_flight)

@@ -28,6 +28,7 @@ from tests.support.product import (
     launch,
     manage,
     stop,
+    summaries_settled,
 )
 
 pytestmark = pytest.mark.slow
@@ -139,6 +140,7 @@ def test_a_web_process_killed_mid_answer_breaks_that_stream_and_the_next_questio
     try:
         _create_indexed_guru(product, pdf)
         slow = ScriptedReply(text=" ".join(f"word{i}" for i in range(200)), chunks=200, chunk_delay=0.05)
+        eventually(lambda: summaries_settled(product), "the source's summary (it calls the same fake LLM)")
         openai_server.script.push(grades(0.9), slow)
         web = child_pid(product, b"uvicorn")
         assert web is not None

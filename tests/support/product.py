@@ -95,6 +95,20 @@ def eventually(check: Callable[[], bool], what: str, timeout: float = 60) -> Non
         time.sleep(0.25)
 
 
+def summaries_settled(product: Product) -> bool:
+    """Whether no source of the embedded product has a summary tree queued or being built.
+
+    A test that scripts the fake LLM's next replies waits for this first: the worker's summariser calls the
+    same fake after each index run and would take the replies meant for the answer.
+    """
+    import sqlite3
+
+    with sqlite3.connect(product.data_dir / "openguru.sqlite3", timeout=30) as db:
+        busy = db.execute("SELECT COUNT(*) FROM sources_datasource WHERE summary_state IN ('QUEUED', 'RUNNING')"
+                          " OR (status = 'INDEXED' AND summary_state = '')").fetchone()[0]
+    return int(busy) == 0
+
+
 def manage(product: Product, *args: str) -> str:
     """`./openguru manage …` as a user runs it beside `start`: through the sidecar named in run.env."""
     env = _environment(product.data_dir)

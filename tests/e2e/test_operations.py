@@ -18,7 +18,7 @@ import pytest
 
 from tests.e2e.operations_support import ADMIN_PASSWORD, Install, ask, create_database, drop_collections, drop_database
 from tests.fakes.pdfs import write_pdf
-from tests.support.product import Browser, eventually, launch, manage, stop
+from tests.support.product import Browser, eventually, launch, manage, stop, summaries_settled
 from tests.support.sidecars import postgres_bin_dir
 
 pytestmark = [
@@ -43,7 +43,8 @@ KEEPER_PASSWORD = "keepers-embedded-password"
 class Embedded:
     archive: Path
     answers: dict[str, dict[str, Any]]
-    chunks: int
+    vector_rows: int
+    """The guru's rows in the vector store: its chunks and its summary nodes."""
 
 
 @pytest.fixture(scope="module")
@@ -60,17 +61,20 @@ def embedded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Embedded]:
         eventually(lambda: 'class="badge ok">ready<' in browser.get("/"), "collection")
         out = manage(product, "add_source", "celery", str(write_pdf(work / "manual.pdf", PAGES)))
         chunks = int(re.search(r"Indexed (\d+) chunks", out).group(1))  # type: ignore[union-attr]
+        # The worker summarises the manual after indexing it; the archive and the answers include its summary.
+        eventually(lambda: summaries_settled(product), "the manual's summary")
         manage(product, "shell", "-c", "from django.contrib.auth.models import User; "
                f"User.objects.create_user('keeper', password='{KEEPER_PASSWORD}')")
         answers = {Q1: ask(product.url, "celery", Q1)}
         archive = work / "openguru.zip"
         out = manage(product, "export_data", str(archive))
-        assert "Exported to" in out and re.search(rf"vectors of celery\s+{chunks}\s", out), out
+        nodes = int(re.search(r"sources\.summarization\s+(\d+)", out).group(1))  # type: ignore[union-attr]
+        assert nodes >= 1 and "Exported to" in out and re.search(rf"vectors of celery\s+{chunks + nodes}\s", out), out
         # Asked after the export: the target never saw these answers, it has to find them in the vectors.
         answers |= {q: ask(product.url, "celery", q) for q in (Q2, Q3)}
     finally:
         stop(product)
-    yield Embedded(archive, answers, chunks)
+    yield Embedded(archive, answers, chunks + nodes)
 
 
 def _logged_in(base_url: str, username: str, password: str) -> bool:
@@ -84,12 +88,13 @@ def test_the_embedded_install_moves_to_production(embedded: Embedded, tmp_path: 
         out = target.manage("import_data", str(embedded.archive)).stdout
         assert "kept as they are here (matched by name): admin" in out
         assert re.search(r"sources\.datasource\s+1 of 1", out) and re.search(r"answering\.question\s+1 of 1", out)
-        assert re.search(rf"vectors of celery\s+{embedded.chunks}\s+imported", out)
+        assert re.search(rf"vectors of celery\s+{embedded.vector_rows}\s+imported", out)
         assert "Import complete; every count matches the archive." in out
         target.start()
         assert ask(target.url, "celery", Q1) == embedded.answers[Q1]
         assert ask(target.url, "celery", Q2) == embedded.answers[Q2]  # retrieved from the imported vectors
-        assert re.search(rf"celery\s+\S+celery\s+384\s+{embedded.chunks}\s+ok", target.manage("collections").stdout)
+        collections = target.manage("collections").stdout
+        assert re.search(rf"celery\s+\S+celery\s+384\s+{embedded.vector_rows}\s+ok", collections)
         assert _logged_in(target.url, "keeper", KEEPER_PASSWORD)  # moved with the password it had
         assert _logged_in(target.url, "admin", ADMIN_PASSWORD)  # this install's admin is left as it was
     finally:
@@ -109,7 +114,7 @@ def test_backup_wipe_restore_answers_the_same(embedded: Embedded, tmp_path: Path
         pg_bin = postgres_bin_dir()  # the commands docs/operations.md gives, against this install
         subprocess.run([pg_bin / "pg_dump", "--format=custom", "--file", backup / "db.dump", database], check=True)
         out = install.manage("export_data", "--vectors-only", str(backup / "vectors.zip")).stdout
-        assert re.search(rf"vectors of celery\s+{embedded.chunks}", out)
+        assert re.search(rf"vectors of celery\s+{embedded.vector_rows}", out)
         subprocess.run(["tar", "-czf", backup / "media.tgz", "-C", data, "media"], check=True)
         # The whole-install archive reads PostgreSQL in one repeatable-read snapshot; it holds what the dump holds.
         out = install.manage("export_data", str(backup / "everything.zip")).stdout
@@ -124,7 +129,7 @@ def test_backup_wipe_restore_answers_the_same(embedded: Embedded, tmp_path: Path
         subprocess.run([pg_bin / "pg_restore", "--no-owner", "--dbname", database, backup / "db.dump"], check=True)
         subprocess.run(["tar", "-xzf", backup / "media.tgz", "-C", data], check=True)
         out = install.manage("import_data", "--vectors-only", str(backup / "vectors.zip")).stdout
-        assert re.search(rf"vectors of celery\s+{embedded.chunks}\s+imported", out) and "queued" not in out
+        assert re.search(rf"vectors of celery\s+{embedded.vector_rows}\s+imported", out) and "queued" not in out
         install.start()
 
         assert ask(install.url, "celery", Q3) == embedded.answers[Q3]  # never asked here: found in restored vectors

@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 
 from backend.gurus.models import Guru
 from backend.pipeline.sanitize import neutralise, neutralise_line, safe_link
-from backend.sources.models import DataSource, SourceKind, SourceStatus, SummaryState
+from backend.sources.models import DataSource, SourceStatus, SummaryState
 from backend.sources.summary_selectors import (
     SummaryProgress,
     SummarySpend,
@@ -18,6 +18,7 @@ from backend.sources.summary_selectors import (
     summary_progress,
     summary_spend,
 )
+from backend.sources.summary_vectors import source_address
 
 # Which source state speaks for the guru's tree, most telling first: work under way explains a missing
 # summary better than an old failure, and a budget stop better than a failure the next run retries.
@@ -65,13 +66,8 @@ class SourceSummaryItem:
 
 
 def source_link(source: DataSource) -> str:
-    """Where a reader opens the source: its web link, or the file view of an upload; never for a private one."""
-    if source.private:
-        return ""
-    if source.kind == SourceKind.PDF or not source.url:
-        # The same path PDF citations link to (backend.sources.loaders): the file view checks access itself.
-        return f"/sources/{source.pk}/file" if source.file else ""
-    return safe_link(source.url)
+    """Where a reader opens the source (see summary_vectors.source_address); never for a private one."""
+    return "" if source.private else safe_link(source_address(source))
 
 
 def covered_source(source: DataSource) -> CoveredSource:

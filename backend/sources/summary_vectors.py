@@ -20,7 +20,8 @@ def vector_id(node_id: int) -> str:
     return f"summary-{node_id}"
 
 
-def _source_link(source: DataSource) -> str:
+def source_address(source: DataSource) -> str:
+    """Where the source opens: its web address, else the file view of an upload (which checks access itself)."""
     if source.url:
         return source.url
     return reverse("answering:source-file", kwargs={"source_id": source.pk}) if source.file else ""
@@ -32,7 +33,7 @@ def _row_fields(node: Summarization, source: DataSource | None, guru_slug: str, 
     else:
         name = source.title or source.url or source.file.name
         title = f"Summary of {name}" + ("" if node.is_source_root else f" (part {node.position + 1})")
-        link = _source_link(source)
+        link = source_address(source)
     return {"title": neutralise_line(title)[:500], "link": safe_link(link), "doc_key": vector_id(node.pk),
             "chunk_index": 0, "summary": True, "level": node.level, "extract": node.extractive}
 

@@ -18,6 +18,7 @@ class Channel(models.TextChoices):
     SLACK = "SLACK", "Slack"
     DISCORD = "DISCORD", "Discord"
     MCP = "MCP", "MCP (AI agents)"
+    EVAL = "EVAL", "Evaluation run"
 
 
 class AnswerState(models.TextChoices):

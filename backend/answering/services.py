@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +24,7 @@ from backend.answering import events
 from backend.answering.citations import CitedText, citations_record
 from backend.answering.events import AnswerEvent, EventKind
 from backend.answering.failures import error_cause, public_error
+from backend.answering.grounding import Grounding, ground
 from backend.answering.models import AnswerState, Binge, Question
 from backend.answering.selectors import (
     answer_fingerprint,
@@ -46,12 +47,11 @@ from backend.gurus.models import Guru
 from backend.pipeline.answer_types import (
     AnswerContext,
     AnswerRequest,
-    GradeInput,
     Intent,
     Understanding,
     UnderstandRequest,
 )
-from backend.pipeline.contexts import Context, select_trusted
+from backend.pipeline.contexts import Context
 from backend.pipeline.errors import ServiceError
 from backend.pipeline.llm_types import CancelToken, StreamEvent, TextDelta, Usage
 from backend.pipeline.ports import Answerer
@@ -126,6 +126,10 @@ class AnswerFlow:
     started: float = field(default_factory=time.perf_counter)
     question: Question | None = None
     fingerprint: str = ""
+    observe: Callable[[Grounding], None] | None = None
+    """Called with the trust step's inputs and decision (evaluation runs read what the answer does not show)."""
+    trial: bool = False
+    """An evaluation trial: always answered afresh (no cached replay) and never listed as a gap."""
 
     def _time(self, stage: str, since: float) -> None:
         self.timings[f"{stage}_ms"] = int((time.perf_counter() - since) * 1000)
@@ -189,7 +193,7 @@ class AnswerFlow:
                               out_of_context=understanding.intent is Intent.INVALID)
             return
         cached = cached_answer(guru, normalized_question=normalized, version=version, fingerprint=self.fingerprint) \
-            if question.parent_id is None else None
+            if question.parent_id is None and not self.trial else None
         if cached is not None and cached.pk != question.pk:
             yield from self._replay(question, cached)
             return
@@ -202,13 +206,6 @@ class AnswerFlow:
         yield events.delta(cached.content)
         yield self.finish(question, content=cached.content, references=cached.references,
                           trust=cached.trust_score, out_of_context=False)
-
-    def _grade(self, answerer: Answerer, question: Question, contexts: list[Context]) -> list[float]:
-        inputs = [GradeInput(context_id=i, text=c.text, prior=c.score) for i, c in enumerate(contexts)]
-        grades, usage = answerer.grade(question.question, inputs)
-        self._record(usage)
-        by_id = {g.context_id: g.score for g in grades}
-        return [by_id.get(i, c.score) for i, c in enumerate(contexts)]
 
     def _answer(self, question: Question, understanding: Understanding) -> Iterator[AnswerEvent]:
         guru = self.request.guru
@@ -224,13 +221,16 @@ class AnswerFlow:
         ahead = self._speculate(answerer, question, understanding, retrieval.contexts, trust_threshold)
         release_connections()  # the grade and the answer wait on the model: no connection is held meanwhile
         try:
-            scores = self._grade(answerer, question, retrieval.contexts) if retrieval.contexts else []
-            decision = select_trusted(scores, threshold=trust_threshold)
+            grounding, usage = ground(answerer, question.question, retrieval, threshold=trust_threshold)
+            self._record(usage)
+            decision = grounding.decision
             self._time("grade", start)
+            if self.observe is not None:
+                self.observe(grounding)
             if not decision.kept:
                 yield from self._refuse(question, ahead)
                 return
-            kept = [retrieval.contexts[i] for i in decision.kept]
+            kept = grounding.kept
             references = reference_list(kept, retrieval.private_sources)
             trust = round(decision.trust_score, 4)
             yield AnswerEvent(EventKind.REFERENCES, {"references": references, "trust_score": trust})
@@ -314,7 +314,7 @@ class AnswerFlow:
         if question.binge_id is not None:  # always set by this flow; the column is nullable
             Binge.objects.filter(pk=question.binge_id).update(last_used_at=timezone.now())
         citations_record(question, references)
-        if out_of_context:
+        if out_of_context and not self.trial:
             question_id = question.pk
             transaction.on_commit(lambda: _embed_later(question_id))
         return AnswerEvent(EventKind.DONE, {
@@ -333,9 +333,10 @@ def _embed_later(question_id: int) -> None:
         logger.warning("could not queue the embedding of question %s: %s", question_id, exc)
 
 
-def answer_stream(request: AskRequest, *, cancel: CancelToken | None = None) -> Iterator[AnswerEvent]:
+def answer_stream(request: AskRequest, *, cancel: CancelToken | None = None,
+                  observe: Callable[[Grounding], None] | None = None, trial: bool = False) -> Iterator[AnswerEvent]:
     """Answer one question as events; errors become an `error` event, never an exception mid-stream."""
-    flow = AnswerFlow(request, cancel=cancel or CancelToken())
+    flow = AnswerFlow(request, cancel=cancel or CancelToken(), observe=observe, trial=trial)
     try:
         yield from flow.run()
     except GeneratorExit:

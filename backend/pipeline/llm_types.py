@@ -23,6 +23,7 @@ class Flow(str, enum.Enum):
     SUMMARIZE = "summarize"
     RERANK = "rerank"
     EMBED = "embed"
+    JUDGE = "judge"
 
 
 @dataclass(frozen=True)

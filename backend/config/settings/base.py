@@ -61,6 +61,7 @@ INSTALLED_APPS = [
     "backend.sources",
     "backend.retrieval",
     "backend.answering",
+    "backend.evaluation",
     "backend.api",
     "backend.widget",
     "backend.integrations",

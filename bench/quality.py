@@ -50,6 +50,7 @@ def configure(data_dir: Path) -> None:
     settings.OPENGURU_VECTOR_STORE = {"BACKEND": "milvus", "URI": str(data_dir / "milvus.db"), "TOKEN": "",
                                       "TIMEOUT": "120"}
     settings.OPENGURU_SUMMARIES = True
+    settings.OPENGURU_GIT_ALLOW_FILE_URLS = True  # the corpus is a local repository
     call_command("migrate", verbosity=0)
 
 

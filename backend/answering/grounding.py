@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from backend.pipeline.answer_types import GradeInput
-from backend.pipeline.contexts import Context, TrustDecision, select_trusted
+from backend.pipeline.contexts import Context
 from backend.pipeline.llm_types import Usage
 from backend.pipeline.ports import Answerer
+from backend.pipeline.rerank_local import query_terms
+from backend.pipeline.support import Support, Vocabulary, name_terms, support
 from backend.retrieval.services import Retrieval
+from backend.sources.term_stats import term_frequencies
 
 
 @dataclass(frozen=True)
@@ -17,11 +21,15 @@ class Grounding:
 
     retrieval: Retrieval
     scores: tuple[float, ...]
-    decision: TrustDecision
+    decision: Support
 
     @property
     def kept(self) -> list[Context]:
         return [self.retrieval.contexts[i] for i in self.decision.kept]
+
+    @property
+    def signals(self) -> Mapping[str, float]:
+        return self.decision.signals
 
 
 def grades(answerer: Answerer, question: str, contexts: list[Context]) -> tuple[list[float], Usage | None]:
@@ -34,9 +42,20 @@ def grades(answerer: Answerer, question: str, contexts: list[Context]) -> tuple[
     return [by_id.get(i, c.score) for i, c in enumerate(contexts)], usage
 
 
-def ground(answerer: Answerer, question: str, retrieval: Retrieval, *,
+def vocabulary_for(guru_id: int, query: str) -> Vocabulary:
+    """How often the guru's live chunks hold each of the query's terms."""
+    counts = term_frequencies(guru_id, list(dict.fromkeys([*query_terms(query), *name_terms(query)])))
+    return Vocabulary(chunks=counts.chunks, df=counts.df, complete=counts.complete)
+
+
+def ground(answerer: Answerer, question: str, retrieval: Retrieval, *, guru_id: int, query: str,
            threshold: float) -> tuple[Grounding, Usage | None]:
-    """Grade and decide: which contexts an answer may rest on, and its trust score."""
+    """Grade and decide: which contexts an answer may rest on, and its trust score.
+
+    `question` is what the grader reads; `query` (the standalone search text) is what the evidence must be about.
+    """
     scores, usage = grades(answerer, question, retrieval.contexts)
-    decision = select_trusted(scores, threshold=threshold)
+    vocabulary = vocabulary_for(guru_id, query) if retrieval.contexts else None
+    texts = [f"{c.title}\n{c.text}" for c in retrieval.contexts]
+    decision = support(query, texts, scores, threshold=threshold, vocabulary=vocabulary, subject=retrieval.subject)
     return Grounding(retrieval, tuple(scores), decision), usage

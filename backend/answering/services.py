@@ -221,7 +221,8 @@ class AnswerFlow:
         ahead = self._speculate(answerer, question, understanding, retrieval.contexts, trust_threshold)
         release_connections()  # the grade and the answer wait on the model: no connection is held meanwhile
         try:
-            grounding, usage = ground(answerer, question.question, retrieval, threshold=trust_threshold)
+            grounding, usage = ground(answerer, question.question, retrieval, guru_id=guru.pk,
+                                     query=understanding.retrieval_query, threshold=trust_threshold)
             self._record(usage)
             decision = grounding.decision
             self._time("grade", start)

@@ -110,7 +110,7 @@ def observe_case(guru: Guru, case: EvalCase, *, judge: bool = False) -> Observat
         trust=grounding.decision.trust_score if grounding else 0.0, answer=asked.text,
         timings=done.get("timings") or {}, tokens=tokens,
         cost_usd=float(usage_cost(usage, parse_prices(settings.OPENGURU_MODEL_PRICES))), judge=groundedness,
-        error=asked.error)
+        error=asked.error, signals=dict(grounding.signals) if grounding else {})
 
 
 def run_create(guru: Guru, *, set_name: str, total: int, eval_set: EvalSet | None = None,

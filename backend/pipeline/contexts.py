@@ -1,17 +1,14 @@
-"""From reranked chunks to numbered answer contexts: liveness filter, grouping, merging, duplicates, trust."""
+"""From reranked chunks to numbered answer contexts: liveness filter, grouping, merging, duplicates."""
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from statistics import fmean
 from typing import Any
 
 from backend.pipeline.text import content_key, same_content
 from backend.pipeline.types import SUMMARY_GENERATION, SourceKind
 
-TRUST_WINDOW = 0.2
-"""Contexts this far below the best one are dropped even above the threshold (DESIGN.md §5)."""
 MAX_OVERLAP_CHARS = 600
 
 
@@ -152,20 +149,3 @@ def build_contexts(chunks: Sequence[ScoredChunk], *, max_sources: int, chunks_pe
     distinct = collapse_duplicates(sorted(merged, key=lambda c: (-c.score, c.source_id)))  # ties: oldest source
     chosen = list(dict.fromkeys(c.source_id for c in distinct))[:max_sources]
     return [c for c in distinct if c.source_id in chosen]
-
-
-@dataclass(frozen=True)
-class TrustDecision:
-    """Which contexts (by index) are trusted, and the answer's trust score (mean of the kept)."""
-
-    kept: tuple[int, ...]
-    trust_score: float
-
-
-def select_trusted(scores: Sequence[float], *, threshold: float) -> TrustDecision:
-    """Keep contexts scoring at least max(threshold, best − 0.2); nothing kept means out of context."""
-    if not scores:
-        return TrustDecision((), 0.0)
-    floor = max(threshold, max(scores) - TRUST_WINDOW)
-    kept = tuple(i for i, score in enumerate(scores) if score >= floor)
-    return TrustDecision(kept, fmean(scores[i] for i in kept) if kept else 0.0)

@@ -60,6 +60,8 @@ class Observation:
     """The LLM judge's groundedness in [0, 1], when one was asked."""
     error: str = ""
     """Why the pipeline failed on this question (it then counts as refused)."""
+    signals: Mapping[str, float] = field(default_factory=dict)
+    """What the trust score was computed from (see pipeline.support)."""
 
 
 def _normal(value: str) -> str:
@@ -164,6 +166,7 @@ class CaseScore:
     references: list[str]
     answer: str
     error: str = ""
+    signals: dict[str, float] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -184,4 +187,4 @@ def score_case(case: EvalCase, seen: Observation, *, k: int) -> CaseScore:
         facts_total=len(case.expected_facts) if in_scope else 0, citations_valid=valid, citations_total=total,
         grounded=grounded, timings=dict(seen.timings), tokens=seen.tokens, cost_usd=round(seen.cost_usd, 6),
         judge=seen.judge, references=[r.title or r.link for r in seen.references], answer=seen.answer[:4000],
-        error=seen.error[:500])
+        error=seen.error[:500], signals=dict(seen.signals))

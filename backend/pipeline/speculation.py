@@ -18,9 +18,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from backend.pipeline.answer_types import AnswerRequest
-from backend.pipeline.contexts import select_trusted
 from backend.pipeline.llm_types import CancelToken, StreamEvent
 from backend.pipeline.ports import Answerer
+from backend.pipeline.support import keep_window
 
 
 @dataclass
@@ -35,9 +35,9 @@ class LinkedCancelToken(CancelToken):
 
 
 def _window(priors: Sequence[float], threshold: float) -> tuple[int, ...]:
-    # When no prior reaches the threshold the best window is still tried: the scales differ, and a refusal
-    # the grade confirms costs only the cancelled stream's tokens.
-    return select_trusted(priors, threshold=threshold).kept or select_trusted(priors, threshold=0.0).kept
+    # The trust step's own window, whatever the threshold: the scales differ, and a refusal the grade
+    # confirms costs only the cancelled stream's tokens.
+    return keep_window(priors) or keep_window(priors, floor=0.0)
 
 
 def _best(priors: Sequence[float], threshold: float) -> tuple[int, ...]:

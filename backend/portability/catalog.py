@@ -17,6 +17,9 @@ EXPORTED = (
     "answering.binge",
     "answering.question",
     "answering.citation",
+    "evaluation.evalset",
+    "evaluation.evalitem",
+    "evaluation.evalrun",
     "api.apikey",
     "widget.widgetid",
     "integrations.integration",
@@ -35,6 +38,8 @@ LEFT_OUT = {
     "contenttypes.contenttype": "created by migrate",
     "integrations.chatevent": "Slack event ids kept two days so retries count once; none are retried across installs",
     "integrations.oauthstate": "single-use nonces of installs in progress, valid for ten minutes",
+    "sources.sourceterm": "counted again from the imported chunks when a worker starts (sources.term_stats_recover)",
+    "sources.sourcetermstats": "counted again with the source's terms",
 }
 # A target holding any of these is not empty: importing would mix two installs' ids.
 CONTENT = ("gurus.guru", "sources.datasource", "answering.binge", "answering.question", "api.apikey",

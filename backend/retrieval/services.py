@@ -30,6 +30,8 @@ class Retrieval:
     contexts: list[Context]
     timings: dict[str, int] = field(default_factory=dict)
     private_sources: frozenset[int] = frozenset()
+    subject: bool = False
+    """The question is about the guru's subject as a whole (what its summary answers)."""
 
 
 def _ms(since: float) -> int:
@@ -93,7 +95,7 @@ def retrieve(*, guru: Guru, query: str, rerank_threshold: float) -> Retrieval:
     timings["rerank_ms"] = _ms(start)
     contexts = build_contexts(live_only(scored, live, summaries), max_sources=MAX_SOURCES,
                               chunks_per_source=CHUNKS_PER_SOURCE)
-    return Retrieval(contexts, timings, private)
+    return Retrieval(contexts, timings, private, subject=breadth.about_subject and bool(root))
 
 
 def _reranked(query: str, query_vector: list[float], candidates: list[HybridHit]) -> list[ScoredChunk]:

@@ -20,6 +20,7 @@ from backend.sources.pages import pages_replace
 from backend.sources.progress import INCREMENTAL_GENERATION, Progress
 from backend.sources.recovery import drop_abandoned_generations
 from backend.sources.summaries import summaries_queue
+from backend.sources.term_stats import term_stats_queue
 from backend.sources.writer import ChunkWriter, WriteResult
 
 logger = logging.getLogger(__name__)
@@ -99,6 +100,7 @@ def source_index(*, source_id: int, run: int) -> None:
     published = _publish(source, run, generation, result)
     if published:
         summaries_queue(guru_id=source.guru_id, source_id=source_id)
+        term_stats_queue(source_id=source_id)
     # Retire older chunks only once this generation is the live one: a run superseded meanwhile
     # leaves everything to the newer run, so the live generation is never deleted under a reader.
     if published and generation != INCREMENTAL_GENERATION:

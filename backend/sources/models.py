@@ -188,3 +188,39 @@ class Summarization(TimeStampedModel):
 
     def __str__(self) -> str:
         return f"{self.guru} summary L{self.level}"
+
+
+class SourceTerm(models.Model):
+    """How many of a source's live chunks contain a term (the reranker's stems): a guru's document frequencies.
+
+    Rows are replaced as a whole by each refresh, together with the source's SourceTermStats.
+    """
+
+    source = models.ForeignKey(DataSource, on_delete=models.CASCADE, related_name="terms")
+    term = models.CharField(max_length=64)
+    df = models.PositiveIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["source", "term"], name="sourceterm_unique_term"),
+        ]
+        # Answering asks for a few terms over a guru's sources: the term leads.
+        indexes = [models.Index(fields=["term", "source"], name="sourceterm_term_source")]
+
+    def __str__(self) -> str:
+        return f"{self.term} ({self.df})"
+
+
+class SourceTermStats(models.Model):
+    """Its presence means the source's SourceTerm rows are complete for the indexed state it records."""
+
+    source = models.OneToOneField(DataSource, on_delete=models.CASCADE, related_name="term_stats")
+    chunks = models.PositiveIntegerField(help_text="Live chunks the document frequencies were counted over.")
+    generation = models.IntegerField(help_text="The source's indexed_generation when they were counted.")
+    # A Git repository syncs in place (its generation stays 0): its last_indexed_at tells one sync from the next.
+    indexed_at = models.DateTimeField(null=True, blank=True,
+                                      help_text="The source's last_indexed_at when they were counted.")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"terms of source {self.source_id} ({self.chunks} chunks)"

@@ -65,9 +65,10 @@ def sources_summaries_recover(self: Any) -> int:
 @worker_ready.connect
 def _recover_on_worker_start(sender: Any = None, **kwargs: Any) -> None:
     """Sources left PENDING/PROCESSING by the previous worker are re-queued when a worker starts, and so are
-    the summary trees it left half-built."""
+    the summary trees it left half-built and the term counts it left stale or never made."""
     sources_recover_stalled.delay(at_start=True)
     sources_summaries_recover.delay()
+    sources_term_stats_recover.delay()
 
 
 @openguru_task("sources.cleanup")
@@ -107,3 +108,17 @@ def source_summarize(self: Any, *, guru_id: int, source_id: int | None = None) -
     except Exception as exc:
         summary_mark_failed(source_id=source_id, exc=exc)
         raise
+
+
+@openguru_task("sources.term_stats")
+def source_term_stats(self: Any, *, source_id: int) -> None:
+    from backend.sources.term_stats import term_stats_refresh
+
+    term_stats_refresh(source_id=source_id)
+
+
+@openguru_task("sources.term_stats_recover")
+def sources_term_stats_recover(self: Any) -> int:
+    from backend.sources.term_stats import term_stats_recover
+
+    return term_stats_recover()

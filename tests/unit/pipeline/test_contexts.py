@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from backend.pipeline.contexts import ScoredChunk, build_contexts, live_only, locator_text, select_trusted
+from backend.pipeline.contexts import ScoredChunk, build_contexts, live_only, locator_text
 from backend.pipeline.types import SourceKind
 
 
@@ -51,13 +51,3 @@ def test_chunks_of_different_documents_never_merge() -> None:
 ])
 def test_locators(meta: dict[str, object], expected: str) -> None:
     assert locator_text(SourceKind.PDF, meta) == expected
-
-
-def test_trust_keeps_the_best_within_the_window_and_above_the_threshold() -> None:
-    decision = select_trusted([0.9, 0.75, 0.69, 0.2], threshold=0.5)
-    assert decision.kept == (0, 1) and decision.trust_score == pytest.approx(0.825)
-
-
-def test_trust_refuses_when_nothing_clears_the_threshold() -> None:
-    assert select_trusted([0.3, 0.1], threshold=0.5).kept == ()
-    assert select_trusted([], threshold=0.5).trust_score == 0.0

@@ -9,10 +9,10 @@ import pytest
 from backend.adapters.llm.fake import ReplyScript, ScriptedChatModel, ScriptedReply
 from backend.pipeline.answer_types import AnswerContext, AnswerLength, AnswerRequest
 from backend.pipeline.answerer_llm import LLMAnswerer
-from backend.pipeline.contexts import select_trusted
 from backend.pipeline.errors import TransientServiceError
 from backend.pipeline.llm_types import CancelToken, TextDelta, Usage
 from backend.pipeline.speculation import STRATEGIES, KeptPredictor, LinkedCancelToken, SpeculativeAnswer
+from backend.pipeline.support import keep_window
 
 REQUEST = AnswerRequest(question="How do I retry?", guru_name="Docs", domain="Celery",
                         contexts=(AnswerContext(1, "Retrying", "Call self.retry().", ""),), history=(),
@@ -20,9 +20,9 @@ REQUEST = AnswerRequest(question="How do I retry?", guru_name="Docs", domain="Ce
 
 
 @pytest.mark.parametrize(("priors", "threshold", "kept"), [
-    ([0.95, 0.9, 0.3], 0.5, (0, 1)),  # the trust gate's own rule: within 0.2 of the best, above the threshold
-    ([0.95, 0.4], 0.5, (0,)),
-    ([0.45, 0.3, 0.1], 0.5, (0, 1)),  # nothing reaches the threshold: the best window is still tried
+    ([0.95, 0.9, 0.3], 0.5, (0, 1)),  # the trust step's own window: within 0.35 of the best, above its floor
+    ([0.95, 0.5], 0.5, (0,)),
+    ([0.25, 0.2, 0.1], 0.5, (0, 1, 2)),  # nothing reaches the floor: the best window is still tried
     ([], 0.5, ()),
 ])
 def test_at_first_the_prediction_is_the_trust_rule_applied_to_the_reranker_scores(
@@ -30,14 +30,14 @@ def test_at_first_the_prediction_is_the_trust_rule_applied_to_the_reranker_score
 ) -> None:
     assert KeptPredictor().predict(priors, threshold=threshold) == kept
     if priors and max(priors) >= threshold:
-        assert kept == select_trusted(priors, threshold=threshold).kept  # a grader that agrees: a hit
+        assert kept == keep_window(priors)  # a grader that agrees: a hit
 
 
 PRIORS = [[0.9, 0.85, 0.8, 0.3], [0.95, 0.9, 0.2], [0.7, 0.65, 0.6, 0.58]]
 
 
 @pytest.mark.parametrize(("grader", "strategy"), [
-    (lambda priors: select_trusted(priors, threshold=0.5).kept, "reranker"),
+    (lambda priors: keep_window(priors), "reranker"),
     (lambda priors: (0,), "best"),  # a model that finds one context relevant
     (lambda priors: tuple(range(len(priors))), "every"),  # one that rates every retrieved context 0.9
 ])

@@ -1,0 +1,157 @@
+"""The trust score: how well the retrieved evidence supports an answer to *this* question, in [0, 1].
+
+A near miss (a question next to the guru's subject about something its sources never mention) retrieves
+passages that score well: same domain, same words but one. What gives it away is that one word: the
+question's distinctive terms, weighted by how rare they are in the guru's own corpus, are missing from the
+evidence, often from the whole guru. So the score combines the best grade (the reranker's, or the LLM's)
+with how much of the question's distinctive weight the kept evidence holds, and how much of it the guru
+does not hold at all, in one logistic model whose weights were fitted on labelled questions (bench/quality.py).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from backend.pipeline.rerank_local import _stem, content_tokens, query_terms, tokenize
+
+KEEP_WINDOW = 0.35
+"""Contexts this far below the best one still support the answer (a second page of a two-page answer)."""
+KEEP_FLOOR = 0.3
+"""No context below this grade is kept, however close to the best."""
+
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
+_SENTENCE_START = re.compile(r"(?:^|[.!?:]\s+|\n)\W*$")
+
+
+def _mixed_case(word: str) -> bool:
+    return any(c.isupper() for c in word[1:]) and any(c.islower() for c in word)
+
+
+def whole_word_terms(text: str) -> set[str]:
+    """Mixed-case words as one term each ("GraphQL" → "graphql"), beside the parts the reranker splits them
+    into: a name must be looked up whole, or "OAuth" would be found as "auth"."""
+    return {_stem(word.lower()) for word in _WORD.findall(text) if _mixed_case(word)}
+
+
+def name_terms(question: str) -> list[str]:
+    """Words the question writes as names: capitalised inside a sentence, all capitals, mixed case, or with
+    digits ("Pydantic", "JWT", "OAuth", "S3"), as whole-word terms."""
+    names = []
+    for match in _WORD.finditer(question):
+        word = match.group()
+        if len(word) < 2:
+            continue  # "I", and single letters of a list
+        capitalised = word[0].isupper() and not _SENTENCE_START.search(question[: match.start()])
+        acronym = len(word) >= 2 and word.isupper()
+        if capitalised or acronym or _mixed_case(word) or any(c.isdigit() for c in word):
+            names.append(_stem(word.lower()))
+    return list(dict.fromkeys(names))
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """Document frequencies of the question's terms over the guru's live chunks (see sources.term_stats)."""
+
+    chunks: int
+    df: Mapping[str, int]
+    complete: bool
+    """Every live source has current counts; otherwise a term not counted may still be in the guru."""
+
+
+@dataclass(frozen=True)
+class SupportWeights:
+    """trust = sigmoid(bias + best * logit(best grade) + coverage * held + absent * missing + name * absent_name)."""
+
+    bias: float = -0.6
+    best: float = 1.3
+    coverage: float = 2.2
+    absent: float = -2.5
+    name: float = -4.0
+
+
+@dataclass(frozen=True)
+class Support:
+    """The trust decision: which contexts (by index) are kept, the trust score, and the signals behind it."""
+
+    kept: tuple[int, ...]
+    trust_score: float
+    signals: Mapping[str, float] = field(default_factory=dict)
+
+
+def _logit(p: float) -> float:
+    p = min(1 - 1e-4, max(1e-4, p))
+    return math.log(p / (1 - p))
+
+
+def _sigmoid(x: float) -> float:
+    return 1 / (1 + math.exp(-x)) if x >= 0 else math.exp(x) / (1 + math.exp(x))
+
+
+def idf(df: int, chunks: int) -> float:
+    """BM25's inverse document frequency (never negative); a term the guru lacks gets the most."""
+    return math.log(1 + (chunks - df + 0.5) / (df + 0.5))
+
+
+def keep_window(scores: Sequence[float], *, window: float = KEEP_WINDOW, floor: float = KEEP_FLOOR) -> tuple[int, ...]:
+    """The contexts close enough to the best to support the answer with it."""
+    if not scores:
+        return ()
+    cut = max(floor, max(scores) - window)
+    return tuple(i for i, score in enumerate(scores) if score >= cut)
+
+
+def term_weights(question: str, vocabulary: Vocabulary | None, texts: Sequence[str]) -> dict[str, tuple[float, bool]]:
+    """Each distinctive question term → (weight in [0, 1], whether the guru holds it at all).
+
+    Rarity comes from the guru's own document frequencies; without complete counts, from the retrieved
+    texts (a term none of them holds is then not known to be absent from the guru, only from what was found).
+    """
+    terms = query_terms(question)
+    if vocabulary is not None and vocabulary.complete and vocabulary.chunks:
+        ceiling = idf(0, vocabulary.chunks)
+        return {t: (idf(vocabulary.df.get(t, 0), vocabulary.chunks) / ceiling, vocabulary.df.get(t, 0) > 0)
+                for t in terms}
+    documents = [set(content_tokens(tokenize(text))) for text in texts]
+    count = max(1, len(documents))
+    ceiling = idf(0, count)
+    return {t: (idf(sum(t in d for d in documents), count) / ceiling, True) for t in terms}
+
+
+def support_signals(question: str, texts: Sequence[str], scores: Sequence[float], kept: Sequence[int],
+                    vocabulary: Vocabulary | None) -> dict[str, float]:
+    """The trust model's inputs: the best grade, the share of the question's distinctive weight the kept
+    evidence holds, and the share the guru does not hold anywhere."""
+    weights = term_weights(question, vocabulary, texts)
+    total = sum(w for w, _ in weights.values())
+    evidence = set().union(*(set(content_tokens(tokenize(texts[i]))) for i in kept)) if kept else set()
+    held = sum(w for t, (w, _) in weights.items() if t in evidence)
+    missing = sum(w for w, known in weights.values() if not known)
+    counted = vocabulary is not None and vocabulary.complete and vocabulary.chunks > 0
+    absent = [n for n in name_terms(question) if counted and not vocabulary.df.get(n, 0)]  # type: ignore[union-attr]
+    return {"best": max(scores) if scores else 0.0, "held": held / total if total else 1.0,
+            "missing": missing / total if total else 0.0, "absent_name": 1.0 if absent else 0.0}
+
+
+def support(question: str, texts: Sequence[str], scores: Sequence[float], *, threshold: float,
+            vocabulary: Vocabulary | None, weights: SupportWeights | None = None, subject: bool = False) -> Support:
+    """Decide what an answer may rest on. Nothing is kept when the trust score is under the threshold.
+
+    `subject`: the question is about the guru's subject as a whole (answered from its summary), whose words
+    are generic by nature: its grade alone is the trust score.
+    """
+    w = weights or SupportWeights()
+    kept = keep_window(scores)
+    signals = support_signals(question, texts, scores, kept, vocabulary)
+    if not scores:
+        return Support((), 0.0, signals)
+    if subject:
+        trust = signals["best"]
+    else:
+        trust = _sigmoid(w.bias + w.best * _logit(signals["best"]) + w.coverage * signals["held"]
+                         + w.absent * signals["missing"] + w.name * signals["absent_name"])
+    signals["trust"] = round(trust, 4)
+    return Support(kept if trust >= threshold else (), trust, signals)

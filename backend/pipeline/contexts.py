@@ -49,6 +49,8 @@ class Context:
     also_in: tuple[SourceMention, ...] = field(default=())
     summary: bool = False
     """A node of a summary tree (a source's or the guru's), not a passage of the source's own text."""
+    document: str = ""
+    """The page or file it is from, within its source (one source may be a whole site or repository)."""
 
 
 def live_only(chunks: Sequence[ScoredChunk], live: Mapping[int, int],
@@ -100,7 +102,7 @@ def _merge_run(run: list[ScoredChunk]) -> Context:
     return Context(source_id=first.source_id, kind=first.kind, title=str(meta.get("title", "")),
                    link=str(meta.get("link", "")), text=text, score=max(c.score for c in run),
                    locator=locator_text(first.kind, meta), chunk_ids=tuple(c.chunk_id for c in run),
-                   summary=bool(meta.get("summary")))
+                   summary=bool(meta.get("summary")), document=f"{first.source_id}:{meta.get('doc_key', '')}")
 
 
 def _runs(chunks: list[ScoredChunk]) -> list[list[ScoredChunk]]:
@@ -137,15 +139,17 @@ def collapse_duplicates(contexts: Sequence[Context]) -> list[Context]:
     return kept
 
 
-def build_contexts(chunks: Sequence[ScoredChunk], *, max_sources: int, chunks_per_source: int) -> list[Context]:
-    """Best chunks of the best sources, neighbours merged, duplicates collapsed, best context first.
+def build_contexts(chunks: Sequence[ScoredChunk], *, max_documents: int, chunks_per_document: int) -> list[Context]:
+    """Best chunks of the best documents, neighbours merged, duplicates collapsed, best context first.
 
-    Duplicates collapse before the sources are capped, so a second copy of a page takes no source's place.
+    Documents, not sources, share the slots: one source may be a whole site or repository, and a question
+    whose answer spans two of its pages needs both. Duplicates collapse before the documents are capped,
+    so a second copy of a page takes no document's place.
     """
-    by_source: dict[int, list[ScoredChunk]] = {}
+    by_document: dict[tuple[int, str], list[ScoredChunk]] = {}
     for chunk in sorted(chunks, key=lambda c: c.score, reverse=True):
-        by_source.setdefault(chunk.source_id, []).append(chunk)
-    merged = [_merge_run(run) for group in by_source.values() for run in _runs(group[:chunks_per_source])]
+        by_document.setdefault((chunk.source_id, str(chunk.metadata.get("doc_key", ""))), []).append(chunk)
+    merged = [_merge_run(run) for group in by_document.values() for run in _runs(group[:chunks_per_document])]
     distinct = collapse_duplicates(sorted(merged, key=lambda c: (-c.score, c.source_id)))  # ties: oldest source
-    chosen = list(dict.fromkeys(c.source_id for c in distinct))[:max_sources]
-    return [c for c in distinct if c.source_id in chosen]
+    chosen = list(dict.fromkeys(c.document for c in distinct))[:max_documents]
+    return [c for c in distinct if c.document in chosen]

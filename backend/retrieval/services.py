@@ -15,8 +15,8 @@ from backend.sources.models import DataSource, Summarization
 from backend.sources.summary_vectors import vector_id
 
 CANDIDATES = 40
-MAX_SOURCES = 5
-CHUNKS_PER_SOURCE = 3
+MAX_DOCUMENTS = 5
+CHUNKS_PER_DOCUMENT = 3
 SUMMARY_CANDIDATES = 8
 """Summaries searched on their own for a broad question, beside the usual candidates."""
 SUBJECT_SUPPORT = 0.9
@@ -93,8 +93,8 @@ def retrieve(*, guru: Guru, query: str, rerank_threshold: float) -> Retrieval:
         reranked = [replace(c, score=max(c.score, SUBJECT_SUPPORT)) if c.chunk_id == root else c for c in reranked]
     scored = [c for c in reranked if c.score >= rerank_threshold]
     timings["rerank_ms"] = _ms(start)
-    contexts = build_contexts(live_only(scored, live, summaries), max_sources=MAX_SOURCES,
-                              chunks_per_source=CHUNKS_PER_SOURCE)
+    contexts = build_contexts(live_only(scored, live, summaries), max_documents=MAX_DOCUMENTS,
+                              chunks_per_document=CHUNKS_PER_DOCUMENT)
     return Retrieval(contexts, timings, private, subject=breadth.about_subject and bool(root))
 
 

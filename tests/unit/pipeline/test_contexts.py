@@ -24,7 +24,7 @@ def test_only_the_published_generation_is_read() -> None:
 def test_neighbours_merge_and_overlap_is_not_repeated() -> None:
     left = "Workers take tasks from the broker. They acknowledge each task only after it finished."
     right = "They acknowledge each task only after it finished. Late acknowledgement survives crashes."
-    merged = build_contexts([chunk(1, 4, left, 0.7), chunk(1, 5, right, 0.9)], max_sources=5, chunks_per_source=3)
+    merged = build_contexts([chunk(1, 4, left, 0.7), chunk(1, 5, right, 0.9)], max_documents=5, chunks_per_document=3)
     assert len(merged) == 1
     assert merged[0].text.count("They acknowledge each task") == 1
     assert merged[0].text.endswith("survives crashes.") and merged[0].score == 0.9
@@ -33,7 +33,7 @@ def test_neighbours_merge_and_overlap_is_not_repeated() -> None:
 
 def test_best_sources_first_and_limits() -> None:
     chunks = [chunk(s, i, f"s{s}c{i}", 1.0 - s * 0.1 - i * 0.01) for s in range(1, 8) for i in (0, 2, 4, 6)]
-    contexts = build_contexts(chunks, max_sources=3, chunks_per_source=2)
+    contexts = build_contexts(chunks, max_documents=3, chunks_per_document=2)
     assert {c.source_id for c in contexts} == {1, 2, 3}
     assert len(contexts) == 6 and contexts[0].text == "s1c0"
     assert [c.score for c in contexts] == sorted((c.score for c in contexts), reverse=True)
@@ -41,7 +41,7 @@ def test_best_sources_first_and_limits() -> None:
 
 def test_chunks_of_different_documents_never_merge() -> None:
     contexts = build_contexts([chunk(1, 0, "x" * 30, 0.5, doc="a"), chunk(1, 1, "y" * 30, 0.4, doc="b")],
-                              max_sources=1, chunks_per_source=5)
+                              max_documents=2, chunks_per_document=5)
     assert len(contexts) == 2
 
 
@@ -51,3 +51,12 @@ def test_chunks_of_different_documents_never_merge() -> None:
 ])
 def test_locators(meta: dict[str, object], expected: str) -> None:
     assert locator_text(SourceKind.PDF, meta) == expected
+
+
+def test_pages_of_one_source_each_take_a_slot() -> None:
+    # One source holding a whole site: the answer's second page is a document of its own, not cut by a
+    # per-source cap.
+    chunks = [chunk(1, 0, f"page {doc} text", 0.9 - n * 0.1, doc=doc) for n, doc in enumerate("abcdef")]
+    contexts = build_contexts(chunks, max_documents=5, chunks_per_document=3)
+    assert [c.text for c in contexts] == ["page a text", "page b text", "page c text", "page d text", "page e text"]
+    assert len({c.document for c in contexts}) == 5

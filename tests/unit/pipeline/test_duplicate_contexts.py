@@ -17,7 +17,7 @@ OTHER = "Backups are taken with openguru backup, which writes one archive holdin
 def test_a_page_indexed_alone_and_via_a_sitemap_is_one_context_that_names_both() -> None:
     chunks = [chunk(1, 0, PAGE, 0.8, doc="page"), chunk(2, 0, "  " + PAGE.replace(" ", "\n", 3), 0.8, doc="sm-a"),
               chunk(2, 3, OTHER, 0.6, doc="sm-b")]
-    contexts = build_contexts(chunks, max_sources=5, chunks_per_source=3)
+    contexts = build_contexts(chunks, max_documents=5, chunks_per_document=3)
     assert [c.text for c in contexts] == [PAGE, OTHER]
     assert contexts[0].source_id == 1 and contexts[0].also_in == (SourceMention(2, "T2", "L2"),)
     assert contexts[1].source_id == 2 and contexts[1].also_in == ()
@@ -31,13 +31,13 @@ def test_near_identical_text_collapses_and_different_text_does_not() -> None:
 
 def test_a_duplicate_does_not_take_a_source_slot() -> None:
     chunks = [chunk(1, 0, PAGE, 0.9), chunk(2, 0, PAGE, 0.85), chunk(3, 0, OTHER, 0.5)]
-    contexts = build_contexts(chunks, max_sources=2, chunks_per_source=3)
+    contexts = build_contexts(chunks, max_documents=2, chunks_per_document=3)
     assert [c.source_id for c in contexts] == [1, 3]
 
 
 def test_the_best_copy_is_kept_and_a_third_copy_is_named_once() -> None:
     chunks = [chunk(4, 0, PAGE, 0.6), chunk(2, 0, PAGE, 0.9), chunk(3, 0, PAGE, 0.7), chunk(3, 5, PAGE, 0.65, doc="e")]
-    (context,) = build_contexts(chunks, max_sources=5, chunks_per_source=3)
+    (context,) = build_contexts(chunks, max_documents=5, chunks_per_document=3)
     assert context.source_id == 2 and context.score == 0.9
     assert [m.source_id for m in context.also_in] == [3, 4]
 
@@ -49,8 +49,8 @@ WORDS = st.sampled_from(["retry", "broker", "task", "worker", "beat", "queue", "
 @given(st.lists(st.tuples(st.integers(1, 4), st.lists(WORDS, min_size=1, max_size=12).map(" ".join),
                           st.floats(0, 1)), max_size=12))
 def test_contexts_are_pairwise_distinct_and_every_source_is_accounted_for(rows: list[tuple[int, str, float]]) -> None:
-    chunks = [chunk(source, i, text, score, doc=f"d{i}") for i, (source, text, score) in enumerate(rows)]
-    contexts = build_contexts(chunks, max_sources=5, chunks_per_source=3)
+    chunks = [chunk(source, 2 * i, text, score, doc=f"d{source}") for i, (source, text, score) in enumerate(rows)]
+    contexts = build_contexts(chunks, max_documents=5, chunks_per_document=3)
     for i, left in enumerate(contexts):
         assert all(not near_identical(left.text, right.text) for right in contexts[i + 1:])
         assert left.source_id not in {m.source_id for m in left.also_in}

@@ -89,9 +89,14 @@ def content_tokens(tokens: Sequence[str]) -> list[str]:
 
 
 def query_terms(query: str) -> list[str]:
-    """Distinct content terms of the query in order (stopwords dropped; all kept if nothing else is left)."""
+    """Distinct content terms of the query in order (stopwords dropped; all kept if nothing else is left).
+
+    Single letters go (the "s" of "it's", the "a" of "plan a"), but numbers stay whatever their length: in
+    "what does exit code 2 mean?" the "2" is what tells the answering passage from its neighbours.
+    """
     tokens = tokenize(query)
-    return list(dict.fromkeys([token for token in content_tokens(tokens) if len(token) > 1] or tokens))
+    kept = [token for token in content_tokens(tokens) if len(token) > 1 or token.isdigit()]
+    return list(dict.fromkeys(kept or tokens))
 
 
 def _fraction(terms: Sequence[Hashable], field: Container[Hashable]) -> float:

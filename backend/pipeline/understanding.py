@@ -8,11 +8,14 @@ from __future__ import annotations
 import re
 
 from backend.pipeline.answer_types import AnswerLength, Intent, Turn, Understanding, UnderstandRequest
+from backend.pipeline.follow_up import refers_back
 from backend.pipeline.sanitize import neutralise, neutralise_line
 from backend.pipeline.text import slugify
 
 MIN_QUESTION_CHARS = 2
 MAX_QUESTION_CHARS = 2000
+MAX_BORROWED = 3
+"""Earlier questions a follow-up may borrow words from, so a long chain of "and ...?" keeps a bounded query."""
 _GREETING = re.compile(
     r"^(hi|hello|hey|hiya|yo|good (morning|afternoon|evening)|thanks|thank you|thx|cheers)\b[\s!.,]*", re.IGNORECASE
 )
@@ -21,7 +24,6 @@ _INTERROGATIVE = re.compile(
     re.IGNORECASE,
 )
 _LONG_HINTS = re.compile(r"\b(explain|compare|difference|step[- ]by[- ]step|in detail|walk me through)\b", re.I)
-_FOLLOW_UP_HINTS = re.compile(r"\b(it|its|this|that|these|those|they|them|there|he|she|one)\b", re.IGNORECASE)
 
 
 def normalise_question(raw: str) -> str:
@@ -56,10 +58,20 @@ def guess_answer_length(question: str) -> AnswerLength:
 
 
 def retrieval_query(question: str, history: tuple[Turn, ...]) -> str:
-    """Search text: a short or pronoun-led follow-up borrows the previous question's words."""
-    if history and (len(question.split()) <= 6 or _FOLLOW_UP_HINTS.search(question)):
-        return f"{history[-1].question} {question}"
-    return question
+    """Search text: a question that refers back borrows the earlier questions it leans on; any other is searched
+    on its own, however short ("How do I limit upload bandwidth?" after a monitoring question finds its own page).
+
+    The borrowing goes back to the last question that stood alone ("How do I install it?", "And on Windows?",
+    "Is it slow there?" all lean on "How do I install the agent?"), at most MAX_BORROWED questions.
+    """
+    borrowed: list[str] = []
+    current = question
+    for turn in reversed(history):
+        if len(borrowed) == MAX_BORROWED or not refers_back(current):
+            break
+        borrowed.insert(0, turn.question)
+        current = turn.question
+    return " ".join([*borrowed, question])
 
 
 def understand_by_rules(request: UnderstandRequest) -> Understanding:

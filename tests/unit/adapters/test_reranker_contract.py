@@ -227,6 +227,20 @@ def test_tokenizer_splits_code_identifiers() -> None:
     assert query_terms("How do I use apply_async?") == ["apply", "async"]
 
 
+def test_numbers_are_query_terms_whatever_their_length() -> None:
+    assert query_terms("What does exit code 2 mean?") == ["exit", "cod", "2", "mean"]
+    assert query_terms("Is it's plan a?") == ["plan"]  # single letters still go
+
+
+def test_the_number_tells_the_answering_passage_from_its_neighbours() -> None:
+    """The other exit code's passage is nearer in embedding space (as MiniLM puts it); the "2" outweighs that."""
+    near, answering = (0.9, math.sqrt(1 - 0.81)), (0.8, 0.6)
+    passages = [Passage(text="The command stops with exit code 1 when a job fails.", vector=near),
+                Passage(text="The command stops with exit code 2 when its arguments are wrong.", vector=answering)]
+    ranked = LocalFusionReranker().rerank("What does exit code 2 mean?", passages, query_vector=(1.0, 0.0))
+    assert ranked[0].index == 1
+
+
 def test_identifier_in_the_passage_matches_plain_words_in_the_query() -> None:
     passages = _passages("Call the method to schedule work.", "Call `task.apply_async(countdown=5)` to schedule work.")
     assert LocalFusionReranker().rerank("apply async countdown", passages)[0].index == 1

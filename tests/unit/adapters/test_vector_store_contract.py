@@ -175,6 +175,34 @@ def test_hybrid_exact_identifier_wins_through_bm25(store: VectorStore, name: str
     assert top.hit.kind is SourceKind.WEBSITE and top.hit.metadata == {"title": "page 4", "chunk_index": 4}
 
 
+LEXICAL_CHUNKS = [
+    "Every command returns an exit code; check the exit code in scripts.",
+    "The command stops with exit code 2 when its arguments cannot be parsed.",
+    "Retry code 3 times; code 3 means the broker was busy.",
+    "MAX_CONTENT_LENGTH sets the largest request body the server accepts.",
+    "The content length of each form field is limited too.",
+    "Load settings with app.config.from_file and a loader.",
+    "Pass --port to choose the port the server listens on.",
+]
+
+
+@pytest.mark.parametrize(("query", "first", "matched"), [
+    ("exit code 2", 1, {0, 1, 2}),  # the number is a term: the whole phrase beats "exit code" and "code 3"
+    ("What is MAX_CONTENT_LENGTH?", 3, {3}),  # a snake_case name is one term, not "content" or "length"
+    ("app.config.from_file", 5, {5}),  # a dotted path is its parts: app, config, from_file
+    ("--port", 6, {6}),
+])
+def test_bm25_keeps_numbers_and_identifiers(store: VectorStore, name: str, query: str, first: int,
+                                            matched: set[int]) -> None:
+    """Both stores analyse text alike (runs of word characters, lowercased), so the fake ranks as Milvus does."""
+    store.ensure_collection(name, dimension=DIM)
+    store.upsert(name, [chunk(i, text) for i, text in enumerate(LEXICAL_CHUNKS)])
+    by_sparse = sorted((h for h in hybrid(store, name, query, vector_text="unrelated") if h.sparse_rank),
+                       key=lambda h: h.sparse_rank or 0)
+    assert by_sparse[0].hit.chunk_id == f"s1-g1-{first}"
+    assert {int(h.hit.chunk_id.rsplit("-", 1)[1]) for h in by_sparse} == matched
+
+
 def test_hybrid_paraphrase_comes_through_dense_leg(store: VectorStore, name: str) -> None:
     store.ensure_collection(name, dimension=DIM)
     store.upsert(name, [chunk(0, "Workers retried failing jobs automatically."),

@@ -70,11 +70,12 @@ def _normal(value: str) -> str:
 
 
 def source_matches(expected: str, seen: Seen) -> bool:
-    """Whether a reference is the expected page or file: its title, its link, or a path the link ends with."""
+    """Whether a reference is the expected page or file: its title (with or without the " — page 3" a PDF's
+    pages add), its link, or a path the link or title ends with."""
     wanted = _normal(expected)
     if not wanted:
         return False
-    for candidate in (_normal(seen.link), _normal(seen.title)):
+    for candidate in (_normal(seen.link), _normal(seen.title), _normal(seen.title.split(" — ", 1)[0])):
         if candidate == wanted or candidate.endswith("/" + wanted.lstrip("/")):
             return True
     return False

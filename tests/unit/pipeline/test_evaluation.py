@@ -110,3 +110,9 @@ def test_gates_name_what_was_missed_and_what_cannot_be_measured() -> None:
     missed = gate(summary, {"answer_rate": 1.1, "near_miss_refusal": 0.8})
     assert missed[0].startswith("answer rate") and "not measurable" in missed[1]
     assert any("recall@5" in line for line in report_text(summary))
+
+
+def test_a_pdf_matches_by_its_name_or_by_one_page() -> None:
+    page = Seen("manual.pdf — page 3", "/sources/7/file#page=3")
+    assert source_matches("manual.pdf", page) and source_matches("manual.pdf — page 3", page)
+    assert not source_matches("manual.pdf — page 4", page)

@@ -139,17 +139,31 @@ def collapse_duplicates(contexts: Sequence[Context]) -> list[Context]:
     return kept
 
 
+PASSAGE_BREAK = "\n\n…\n\n"
+"""Between two passages of one page that are not neighbours: the reader sees that text was left out."""
+
+
+def _one_per_document(runs: list[Context]) -> Context:
+    """A page's passages (in reading order) as one context: one reference, one [n], per page."""
+    if len(runs) == 1:
+        return runs[0]
+    first = runs[0]
+    return replace(first, text=PASSAGE_BREAK.join(r.text for r in runs), score=max(r.score for r in runs),
+                   chunk_ids=tuple(i for r in runs for i in r.chunk_ids))
+
+
 def build_contexts(chunks: Sequence[ScoredChunk], *, max_documents: int, chunks_per_document: int) -> list[Context]:
     """Best chunks of the best documents, neighbours merged, duplicates collapsed, best context first.
 
     Documents, not sources, share the slots: one source may be a whole site or repository, and a question
-    whose answer spans two of its pages needs both. Duplicates collapse before the documents are capped,
-    so a second copy of a page takes no document's place.
+    whose answer spans two of its pages needs both. A page's passages make one context (one reference).
+    Duplicates collapse before the documents are capped, so a second copy of a page takes no page's place.
     """
     by_document: dict[tuple[int, str], list[ScoredChunk]] = {}
     for chunk in sorted(chunks, key=lambda c: c.score, reverse=True):
         by_document.setdefault((chunk.source_id, str(chunk.metadata.get("doc_key", ""))), []).append(chunk)
-    merged = [_merge_run(run) for group in by_document.values() for run in _runs(group[:chunks_per_document])]
+    merged = [_one_per_document([_merge_run(run) for run in _runs(group[:chunks_per_document])])
+              for group in by_document.values()]
     distinct = collapse_duplicates(sorted(merged, key=lambda c: (-c.score, c.source_id)))  # ties: oldest source
     chosen = list(dict.fromkeys(c.document for c in distinct))[:max_documents]
     return [c for c in distinct if c.document in chosen]

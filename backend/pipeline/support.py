@@ -17,13 +17,14 @@ from dataclasses import dataclass, field
 
 from backend.pipeline.rerank_local import _stem, content_tokens, query_terms, tokenize
 
-KEEP_WINDOW = 0.35
+KEEP_WINDOW = 0.5
 """Contexts this far below the best one still support the answer (a second page of a two-page answer)."""
-KEEP_FLOOR = 0.3
+KEEP_FLOOR = 0.0
 """No context below this grade is kept, however close to the best."""
 
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
+_COMPOUND = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-.][A-Za-z0-9]+)+")
 _SENTENCE_START = re.compile(r"(?:^|[.!?:]\s+|\n)\W*$")
 
 
@@ -31,10 +32,23 @@ def _mixed_case(word: str) -> bool:
     return any(c.isupper() for c in word[1:]) and any(c.islower() for c in word)
 
 
+def _named_compound(word: str) -> bool:
+    """"Flask-Login", "Socket.IO": parts joined by - or . with a capital after the first letter."""
+    return any(c.isupper() for c in word[1:])
+
+
 def whole_word_terms(text: str) -> set[str]:
-    """Mixed-case words as one term each ("GraphQL" → "graphql"), beside the parts the reranker splits them
-    into: a name must be looked up whole, or "OAuth" would be found as "auth"."""
-    return {_stem(word.lower()) for word in _WORD.findall(text) if _mixed_case(word)}
+    """Mixed-case words, words with digits and named compounds as one term each ("GraphQL" → "graphql", "S3",
+    "Flask-Login" → "flask-login"), beside the parts the reranker splits them into: a name must be looked up
+    whole, or "OAuth" would be found as "auth" and "Flask-Login" as two words every Flask guru holds."""
+    words = {_stem(word.lower()) for word in _WORD.findall(text)
+             if _mixed_case(word) or any(c.isdigit() for c in word)}
+    return words | {word.lower() for word in _COMPOUND.findall(text) if _named_compound(word)}
+
+
+def text_terms(text: str) -> set[str]:
+    """The terms a text holds, as the guru's counts record them (see sources.term_stats.chunk_terms)."""
+    return set(content_tokens(tokenize(text))) | whole_word_terms(text)
 
 
 def name_terms(question: str) -> list[str]:
@@ -49,6 +63,7 @@ def name_terms(question: str) -> list[str]:
         acronym = len(word) >= 2 and word.isupper()
         if capitalised or acronym or _mixed_case(word) or any(c.isdigit() for c in word):
             names.append(_stem(word.lower()))
+    names += [word.lower() for word in _COMPOUND.findall(question) if _named_compound(word)]
     return list(dict.fromkeys(names))
 
 
@@ -66,11 +81,11 @@ class Vocabulary:
 class SupportWeights:
     """trust = sigmoid(bias + best * logit(best grade) + coverage * held + absent * missing + name * absent_name)."""
 
-    bias: float = -0.6
-    best: float = 1.3
-    coverage: float = 2.2
-    absent: float = -2.5
-    name: float = -4.0
+    bias: float = 1.72
+    best: float = 1.06
+    coverage: float = 0.24
+    absent: float = -1.32
+    name: float = -2.42
 
 
 @dataclass(frozen=True)
@@ -110,12 +125,12 @@ def term_weights(question: str, vocabulary: Vocabulary | None, texts: Sequence[s
     Rarity comes from the guru's own document frequencies; without complete counts, from the retrieved
     texts (a term none of them holds is then not known to be absent from the guru, only from what was found).
     """
-    terms = query_terms(question)
+    terms = list(dict.fromkeys([*query_terms(question), *name_terms(question)]))
     if vocabulary is not None and vocabulary.complete and vocabulary.chunks:
         ceiling = idf(0, vocabulary.chunks)
         return {t: (idf(vocabulary.df.get(t, 0), vocabulary.chunks) / ceiling, vocabulary.df.get(t, 0) > 0)
                 for t in terms}
-    documents = [set(content_tokens(tokenize(text))) for text in texts]
+    documents = [text_terms(text) for text in texts]
     count = max(1, len(documents))
     ceiling = idf(0, count)
     return {t: (idf(sum(t in d for d in documents), count) / ceiling, True) for t in terms}
@@ -127,7 +142,7 @@ def support_signals(question: str, texts: Sequence[str], scores: Sequence[float]
     evidence holds, and the share the guru does not hold anywhere."""
     weights = term_weights(question, vocabulary, texts)
     total = sum(w for w, _ in weights.values())
-    evidence = set().union(*(set(content_tokens(tokenize(texts[i]))) for i in kept)) if kept else set()
+    evidence = set().union(*(text_terms(texts[i]) for i in kept)) if kept else set()
     held = sum(w for t, (w, _) in weights.items() if t in evidence)
     missing = sum(w for w, known in weights.values() if not known)
     counted = vocabulary is not None and vocabulary.complete and vocabulary.chunks > 0

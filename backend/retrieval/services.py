@@ -10,7 +10,7 @@ from backend.gurus.models import CollectionStatus, Guru, VectorCollection
 from backend.pipeline.breadth import Breadth, breadth_of, guru_names
 from backend.pipeline.contexts import Context, ScoredChunk, build_contexts, live_only
 from backend.pipeline.llm_types import Passage
-from backend.pipeline.types import GURU_SUMMARY_SOURCE, HybridHit
+from backend.pipeline.types import GURU_SUMMARY_SOURCE, SUMMARY_GENERATION, HybridHit
 from backend.sources.models import DataSource, Summarization
 from backend.sources.summary_vectors import vector_id
 
@@ -93,8 +93,12 @@ def retrieve(*, guru: Guru, query: str, rerank_threshold: float) -> Retrieval:
         reranked = [replace(c, score=max(c.score, SUBJECT_SUPPORT)) if c.chunk_id == root else c for c in reranked]
     scored = [c for c in reranked if c.score >= rerank_threshold]
     timings["rerank_ms"] = _ms(start)
-    contexts = build_contexts(live_only(scored, live, summaries), max_documents=MAX_DOCUMENTS,
-                              chunks_per_document=CHUNKS_PER_DOCUMENT)
+    found = live_only(scored, live, summaries)
+    if not breadth.broad and any(c.generation != SUMMARY_GENERATION for c in found):
+        # A narrow question is answered from the passages that say it: a summary of many pages would take
+        # the place of a page the asker can open and check.
+        found = [c for c in found if c.generation != SUMMARY_GENERATION]
+    contexts = build_contexts(found, max_documents=MAX_DOCUMENTS, chunks_per_document=CHUNKS_PER_DOCUMENT)
     return Retrieval(contexts, timings, private, subject=breadth.about_subject and bool(root))
 
 

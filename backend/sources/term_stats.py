@@ -13,8 +13,7 @@ from django.db.models import Sum
 
 from backend.adapters import registry
 from backend.core.tasks import enqueue_on_commit
-from backend.pipeline.rerank_local import content_tokens, tokenize
-from backend.pipeline.support import whole_word_terms
+from backend.pipeline.support import text_terms
 from backend.pipeline.types import SUMMARY_GENERATION
 from backend.sources.models import DataSource, SourceTerm, SourceTermStats
 from backend.sources.summaries import collection_name
@@ -45,9 +44,7 @@ class TermFrequencies:
 def chunk_terms(title: str, text: str) -> set[str]:
     """A chunk's distinct terms, as the reranker tokenises a passage (stemmed, stopwords dropped), and its
     mixed-case words whole, so a name is counted as written ("GraphQL", not only "graph" and "ql")."""
-    joined = f"{title}\n{text}"
-    terms = set(content_tokens(tokenize(joined))) | whole_word_terms(joined)
-    return {term for term in terms if len(term) <= MAX_TERM_LENGTH}
+    return {term for term in text_terms(f"{title}\n{text}") if len(term) <= MAX_TERM_LENGTH}
 
 
 def document_frequencies(chunks: Iterable[tuple[str, str]]) -> Counter[str]:

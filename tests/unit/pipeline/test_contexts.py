@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from backend.pipeline.contexts import ScoredChunk, build_contexts, live_only, locator_text
+from backend.pipeline.contexts import PASSAGE_BREAK, ScoredChunk, build_contexts, live_only, locator_text
 from backend.pipeline.types import SourceKind
 
 
@@ -35,7 +35,8 @@ def test_best_sources_first_and_limits() -> None:
     chunks = [chunk(s, i, f"s{s}c{i}", 1.0 - s * 0.1 - i * 0.01) for s in range(1, 8) for i in (0, 2, 4, 6)]
     contexts = build_contexts(chunks, max_documents=3, chunks_per_document=2)
     assert {c.source_id for c in contexts} == {1, 2, 3}
-    assert len(contexts) == 6 and contexts[0].text == "s1c0"
+    # One context per page: its two best passages, in reading order, with the gap between them marked.
+    assert len(contexts) == 3 and contexts[0].text == f"s1c0{PASSAGE_BREAK}s1c2"
     assert [c.score for c in contexts] == sorted((c.score for c in contexts), reverse=True)
 
 

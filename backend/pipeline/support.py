@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from backend.pipeline.rerank_local import _stem, content_tokens, query_terms, tokenize
 
-KEEP_WINDOW = 0.5
+KEEP_WINDOW = 0.35
 """Contexts this far below the best one still support the answer (a second page of a two-page answer)."""
 KEEP_FLOOR = 0.0
 """No context below this grade is kept, however close to the best."""

@@ -105,7 +105,7 @@ def test_a_passing_follow_up_costs_two_calls_deep_and_streams(indexed: Guru, gat
     (answer,) = [r for r in follow_up if r.stream]
     assert answer.messages[-1] == ("user", "How many times is a task retried at most?")  # the rewritten one
     done = of_kind(stream, EventKind.DONE)[0]
-    assert done["trust_score"] == 0.8 and set(done["usage"]) == {"understand", "grade", "answer"}
+    assert done["trust_score"] >= 0.8 and set(done["usage"]) == {"understand", "grade", "answer"}
     assert not any(o.client_disconnected for o in with_llm.stream_outcomes)
 
 

@@ -1,0 +1,72 @@
+"""The trust score: distinctive terms by the guru's own frequencies, names the guru never mentions, the window."""
+
+from __future__ import annotations
+
+import pytest
+
+from backend.pipeline.support import Vocabulary, keep_window, name_terms, support, text_terms, whole_word_terms
+
+DOCS = ["Set MAX_CONTENT_LENGTH to limit the size of uploaded files; larger uploads get a 413 error.",
+        "Sessions are signed with the SECRET_KEY; changing it signs every user out.",
+        "Run the development server with flask run --debug to reload on changes."]
+
+
+def vocabulary(**df: int) -> Vocabulary:
+    return Vocabulary(chunks=600, df={"upload": 40, "file": 90, "size": 30, "limit": 25, **df}, complete=True)
+
+
+@pytest.mark.parametrize(("question", "names"), [
+    ("How do I add OAuth login with Google?", ["oauth", "googl"]),
+    ("How do I make Flask-Login's cookie last 30 days?", ["flask", "login", "flask-login"]),
+    ("Can I store files on S3?", ["s3"]),
+    ("What does JWT stand for?", ["jwt"]),
+    ("How do I limit uploads? Then what happens.", []),  # capitals that start a sentence are not names
+    ("my users get logged out randomly", []),
+])
+def test_names_are_the_words_written_as_names(question: str, names: list[str]) -> None:
+    assert name_terms(question) == names
+
+
+def test_text_holds_names_whole_beside_their_parts() -> None:
+    held = text_terms("Use Flask-SQLAlchemy with GraphQL over HTTP/2 on S3.")
+    assert {"flask-sqlalchemy", "graphql", "graph", "ql", "s3"} <= held
+    assert whole_word_terms("plain words only") == set()
+
+
+def test_keep_window_keeps_what_is_near_the_best() -> None:
+    assert keep_window([0.9, 0.6, 0.54, 0.2]) == (0, 1)
+    assert keep_window([0.3, 0.25, 0.05]) == (0, 1, 2)
+    assert keep_window([]) == ()
+
+
+def test_a_question_about_a_name_the_guru_never_mentions_is_refused() -> None:
+    # Same grade, same held terms: the only difference is whether the guru's sources ever name the thing asked.
+    asked = "How do I limit upload size with Flask-Uploads?"
+    present = support(asked, DOCS, [0.6, 0.4], threshold=0.5, vocabulary=vocabulary(flask=500, **{"flask-uploads": 2}))
+    absent = support(asked, DOCS, [0.6, 0.4], threshold=0.5, vocabulary=vocabulary(flask=500))
+    assert absent.signals["absent_name"] == 1.0 and present.signals["absent_name"] == 0.0
+    assert present.kept and present.trust_score >= 0.5
+    assert not absent.kept and absent.trust_score < 0.5
+
+
+def test_a_symptom_phrased_question_with_weak_scores_but_no_unknown_name_is_answered() -> None:
+    decided = support("my uploads fail when the file is too big", DOCS, [0.3, 0.28, 0.12], threshold=0.5,
+                      vocabulary=vocabulary(big=3, fail=5))
+    assert decided.trust_score >= 0.5 and decided.kept == (0, 1, 2)
+
+
+def test_an_unrelated_question_is_refused() -> None:
+    decided = support("how long should I boil an egg", DOCS, [0.12, 0.1], threshold=0.5, vocabulary=vocabulary())
+    assert decided.signals["missing"] > 0.5 and not decided.kept
+
+
+def test_without_complete_counts_no_term_is_called_absent_from_the_guru() -> None:
+    partial = Vocabulary(chunks=600, df={}, complete=False)
+    decided = support("How do I add OAuth?", DOCS, [0.6], threshold=0.5, vocabulary=partial)
+    assert decided.signals["absent_name"] == 0.0 and decided.signals["missing"] == 0.0
+
+
+def test_a_question_about_the_subject_trusts_its_summary_grade() -> None:
+    decided = support("What is this project about?", DOCS, [0.9], threshold=0.5, vocabulary=vocabulary(),
+                      subject=True)
+    assert decided.trust_score == 0.9 and decided.kept == (0,)

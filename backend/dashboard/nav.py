@@ -24,6 +24,10 @@ GURU_TABS = (
     Tab("Integrations", "integrations", ("slack-connect", "slack-oauth-start", "discord-connect")),
     Tab("Settings", "guru-settings"),
     Tab("Analytics", "analytics"),
+    Tab("Evaluation", "evaluation",
+        ("evaluation-set-create", "evaluation-import", "evaluation-seed", "evaluation-set", "evaluation-set-import",
+         "evaluation-set-delete", "evaluation-item-add", "evaluation-item", "evaluation-item-delete",
+         "evaluation-run-start", "evaluation-runs", "evaluation-run", "evaluation-threshold-apply")),
 )
 
 

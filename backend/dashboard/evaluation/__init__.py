@@ -1,0 +1,1 @@
+"""Dashboard area: evaluation sets, runs side by side, and the threshold explorer."""

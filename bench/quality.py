@@ -34,7 +34,7 @@ TARGETS = {"recall": 0.95, "answer_rate": 0.95, "refusal_rate": 0.9, "near_miss_
            "fact_coverage": 0.9}
 
 
-def configure(data_dir: Path) -> None:
+def configure(data_dir: Path, *, summaries: bool = True) -> None:
     """Test settings on a throwaway SQLite and Milvus Lite, with the embedded default's models; tasks run inline."""
     os.environ.update(DJANGO_SETTINGS_MODULE="backend.config.settings.test", OPENGURU_DATA_DIR=str(data_dir),
                       DATABASE_URL=f"sqlite:///{data_dir / 'bench.sqlite3'}")
@@ -49,7 +49,7 @@ def configure(data_dir: Path) -> None:
     settings.OPENGURU_RERANKER = {"BACKEND": "local"}
     settings.OPENGURU_VECTOR_STORE = {"BACKEND": "milvus", "URI": str(data_dir / "milvus.db"), "TOKEN": "",
                                       "TIMEOUT": "120"}
-    settings.OPENGURU_SUMMARIES = True
+    settings.OPENGURU_SUMMARIES = summaries
     settings.OPENGURU_GIT_ALLOW_FILE_URLS = True  # the corpus is a local repository
     call_command("migrate", verbosity=0)
 
@@ -77,6 +77,7 @@ def corpus_repo(work: Path) -> Path:
 
 def indexed_guru(work: Path) -> tuple[Any, float]:
     """The benchmark guru, indexed (reused when this data dir already holds this corpus); seconds spent."""
+    from django.conf import settings
     from django.contrib.auth.models import User
 
     from backend.gurus.models import Guru
@@ -84,9 +85,9 @@ def indexed_guru(work: Path) -> tuple[Any, float]:
     from backend.sources.models import SourceKind, SourceStatus
     from backend.sources.services import source_create
 
-    stamp = work / "corpus.digest"
+    stamp, digest = work / "corpus.digest", f"{corpus_digest()} summaries={settings.OPENGURU_SUMMARIES}"
     guru = Guru.objects.filter(slug=SLUG).first()
-    if guru is not None and stamp.exists() and stamp.read_text() == corpus_digest():
+    if guru is not None and stamp.exists() and stamp.read_text() == digest:
         return guru, 0.0
     start = time.perf_counter()
     if guru is not None:
@@ -97,7 +98,7 @@ def indexed_guru(work: Path) -> tuple[Any, float]:
     source.refresh_from_db()
     if source.status != SourceStatus.INDEXED:
         raise SystemExit(f"indexing failed: {source.status} {source.error_message}")
-    stamp.write_text(corpus_digest())
+    stamp.write_text(digest)
     return guru, time.perf_counter() - start
 
 
@@ -143,13 +144,14 @@ def _line(name: str, summary: dict[str, Any]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="Every third question (the index is still built).")
+    parser.add_argument("--quick", action="store_true",
+                        help="Every third question, and no summary trees (narrow questions use passages only).")
     parser.add_argument("--data-dir", type=Path, help="Keep the index here and reuse it on the next run.")
     parser.add_argument("--json", type=Path, help="Also write every question's result to this file.")
     args = parser.parse_args()
     work = args.data_dir or Path(tempfile.mkdtemp(prefix="og-quality-"))
     work.mkdir(parents=True, exist_ok=True)
-    configure(work)
+    configure(work, summaries=not args.quick)
     from backend.evaluation.runner import run_cases, run_create
     from backend.pipeline.evaluation_report import summarise
 

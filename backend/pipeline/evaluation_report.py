@@ -129,13 +129,13 @@ def case_right(score: Mapping[str, Any]) -> bool:
 
 def gate(summary: Mapping[str, Any], minimums: Mapping[str, float]) -> list[str]:
     """The thresholds a run missed, worded for a CI log; a figure the set cannot measure is a miss too."""
-    missed = []
+    missed, k = [], summary.get("k", "k")
     for name, minimum in minimums.items():
-        value = summary.get(name)
+        value, label = summary.get(name), GATES[name].replace("@k", f"@{k}")
         if value is None:
-            missed.append(f"{GATES[name]}: not measurable on this set (needs questions of that kind)")
+            missed.append(f"{label}: not measurable on this set (needs questions of that kind)")
         elif value < minimum:
-            missed.append(f"{GATES[name]}: {value:.3f} < {minimum:.3f}")
+            missed.append(f"{label}: {value:.3f} < {minimum:.3f}")
     return missed
 
 

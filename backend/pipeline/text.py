@@ -6,7 +6,17 @@ import re
 import unicodedata
 
 _WORD = re.compile(r"[A-Za-z0-9_]+|[^\W\d_]+", re.UNICODE)
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
+# A sentence ends at . ! or ? (and the quotes, brackets or emphasis closing it), then space, then what can open
+# one: a capital, a digit, a quote, a bracket, a code span or emphasis.
+_SENTENCE_END = re.compile(r"(?<![.!?])[.!?]+[\"'\u201d\u2019)\]*_`]*\s+(?=[\"'\u201c\u2018(\[*_`]*[A-Z0-9`])")
+_LAST_WORD = re.compile(r"[\w.]*$")
+# Words whose period is no full stop, even before a capital ("e.g. Redis", "Fig. 3", "Dr. Smith").
+ABBREVIATIONS = frozenset(
+    "al approx ca cf co corp dept dr e.g eg eq esp et fig figs i.e ie inc incl jr ltd mr mrs ms op pp prof "
+    "ref refs resp sr st vol vols vs viz jan feb mar apr jun jul aug sep sept oct nov dec".split()
+)
+_OPENERS = "\"'\u201c\u2018([*_`"
+_CLOSERS = "\"'\u201d\u2019)]*_`"
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 STOPWORDS = frozenset(
     "a an and are as at be but by can do does for from has have how i if in into is it its of on or so "
@@ -23,12 +33,42 @@ def slugify(text: str, *, max_length: int = 100) -> str:
 
 def split_sentences(text: str) -> list[str]:
     """Sentences of prose (markdown line breaks also end a sentence)."""
-    pieces: list[str] = []
-    for line in text.splitlines():
-        line = line.strip()
-        if line:
-            pieces.extend(s.strip() for s in _SENTENCE_END.split(line) if s.strip())
-    return pieces
+    return [sentence for line in text.splitlines() for sentence in sentences_of(line)]
+
+
+def sentences_of(prose: str) -> list[str]:
+    """The sentences of one run of prose, whole: no cut after an abbreviation, an initial or a list number.
+
+    "app.config", "v4.2" and file names never split (no space follows their dots); "e.g. Redis" and
+    "J. Smith" do not either, while "version 4.2. Then" does.
+    """
+    sentences: list[str] = []
+    start = 0
+    for end in _SENTENCE_END.finditer(prose):
+        word = _LAST_WORD.search(prose, max(start, end.start() - 12), end.start())  # abbreviations are short
+        before = word.group(0).strip(".").lower() if word else ""
+        too_short = len(prose[start : end.start()].strip()) < 3  # a list number ("1. Install")
+        if before in ABBREVIATIONS or (len(before) == 1 and before.isalpha()) or too_short:
+            continue
+        sentences.append(prose[start : end.end()].strip())
+        start = end.end()
+    sentences.append(prose[start:].strip())
+    return [s for s in sentences if s]
+
+
+def starts_sentence(text: str) -> bool:
+    """Whether the text reads as a sentence's start (not a lower-case or punctuation continuation); one may
+    start with a code span (`` `retry()` waits``)."""
+    if text.startswith("`"):
+        return True
+    head = text.lstrip(_OPENERS + " ")[:1]
+    return bool(head) and not head.islower() and (head.isalnum() or text[:1] not in ",.;:)]!?")
+
+
+def ends_sentence(text: str) -> bool:
+    """Whether the text reads as a sentence's end (a full stop, question, exclamation or colon)."""
+    tail = text.rstrip(_CLOSERS + " ")[-1:]
+    return tail in (".", "!", "?", ":", ";", "…", "。", "！", "？")
 
 
 def terms(text: str) -> list[str]:

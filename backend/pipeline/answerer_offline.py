@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from backend.pipeline.answer_types import (
@@ -29,19 +29,18 @@ NO_LLM_NOTICE = (
     "*No language model is configured for this OpenGuru, so this is not a generated answer: these are "
     "the passages from the sources that best match your question.*\n\n"
 )
-MAX_CONTEXTS = 3
-"""Contexts quoted; a context whose best passage was already quoted gives its place to the next one."""
+MAX_CONTEXTS = 3  # contexts quoted; one whose best passage was already quoted gives its place to the next
 MAX_CANDIDATES = 8
 MAX_CONTEXT_CHARS = 40_000
 SENTENCES_PER_CONTEXT = 3
 MAX_ANSWER_CHARS = 2500
 MAX_EXCERPT_CHARS = 1400
-MIN_EXCERPT_CHARS = 300
-"""Kept free for each context still to come, so the first one cannot take the whole answer."""
+MIN_EXCERPT_CHARS = 300  # kept free for each context still to come, so the first cannot take the whole answer
 MAX_SENTENCE_CHARS = 600
 MAX_CODE_LINES = 25
 MAX_CODE_LINE_CHARS = 200
 MAX_LIST_ITEMS = 6
+FOLLOW_CHARS = 700  # what follows the best window in its section: docs restate a question, then answer it
 MAX_TABLE_ROWS = 8
 HEADING_WEIGHT = 0.25
 DENSITY_WEIGHT = 0.3
@@ -188,7 +187,21 @@ def _choose(blocks: Sequence[Block], scorer: _Scorer, shown: set[str]) -> list[B
     elif end == start and free(end + 1) and blocks[end + 1].paragraph == last.paragraph \
             and blocks[end + 1].kind is BlockKind.SENTENCE:
         end += 1  # one sentence alone: the next one of its paragraph usually completes it
-    return list(blocks[start : end + 1])
+    return list(blocks[start : _follow(blocks, start, end, free) + 1])
+
+
+def _follow(blocks: Sequence[Block], start: int, end: int, free: Callable[[int], bool]) -> int:
+    """The window's end moved over what follows it in its section (`_fit` drops the farthest first)."""
+    size = sum(len(b.text) for b in blocks[start : end + 1])
+    codes = sum(_is_code(b) for b in blocks[start : end + 1])
+    while free(end + 1) and size < FOLLOW_CHARS:
+        if _is_code(blocks[end + 1]):
+            if codes >= 2:
+                break
+            codes += 1
+        size += len(blocks[end + 1].text)
+        end += 1
+    return end
 
 
 def _extracts(question: str, contexts: Sequence[AnswerContext]) -> Iterator[str]:

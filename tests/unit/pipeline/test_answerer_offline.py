@@ -177,3 +177,24 @@ def test_a_page_about_a_file_is_prose_even_when_its_title_names_the_file() -> No
     page = "The settings.py file holds the configuration of the project. Each setting is a module constant."
     text = answer("What does settings.py hold?", ("settings.py", page))
     assert "> The settings.py file holds the configuration of the project." in text and "```" not in text
+
+
+FAVICON = """Adding a favicon
+================
+
+A common question is how to add a favicon to a Flask application. First, of course, you need an icon.
+It should be 16 × 16 pixels and in the ICO file format. Put the icon in your static directory,
+then link to it from the page's head:
+
+.. code-block:: html
+
+    <link rel="shortcut icon" href="/static/favicon.ico">
+
+Browsers that ignore the link still ask for /favicon.ico at the site's root.
+"""
+
+
+def test_a_page_that_restates_the_question_first_still_shows_the_answer_after_it() -> None:
+    text = answer("How do I add a favicon to a Flask application?", ("patterns/favicon.rst", FAVICON))
+    assert "A common question is how to add a favicon" in text  # the best match, restating the question
+    assert "static directory" in text and 'rel="shortcut icon"' in text  # and what answers it, after it

@@ -118,7 +118,8 @@ def test_an_answer_is_the_same_on_every_channel_and_its_session_continues(channe
     outcomes = [channels.ask(name, QUESTION) for name in ALL]
     first = outcomes[0]
     assert first.text == ANSWER and first.references == (("Manual — page 1", first.references[0][1]),)
-    assert first.references[0][1].startswith("/sources/") and first.trust == 90
+    # A 0.9 grade of a passage holding the question's terms: the trust score (0-100 on these channels) is above it.
+    assert first.references[0][1].startswith("/sources/") and 90 <= first.trust <= 100
     expect(outcomes, _same_answer(first))
 
     def continues(o: Outcome) -> list[str]:

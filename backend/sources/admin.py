@@ -6,7 +6,7 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from backend.sources.models import DataSource, GithubFile, SourcePage, Summarization
+from backend.sources.models import DataSource, GithubFile, SourcePage, SourceTerm, SourceTermStats, Summarization
 from backend.sources.services import source_delete, source_schedule_index
 
 
@@ -76,3 +76,26 @@ class SummarizationAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request: HttpRequest, obj: Summarization | None = None) -> bool:
         return False
+
+
+class _CountedAdmin(admin.ModelAdmin):
+    """Term counts are written by the worker after each index run (sources.term_stats): shown, never edited."""
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object | None = None) -> bool:
+        return False
+
+
+@admin.register(SourceTerm)
+class SourceTermAdmin(_CountedAdmin):
+    list_display = ["term", "source", "df"]
+    search_fields = ["term"]
+    list_select_related = ["source"]
+
+
+@admin.register(SourceTermStats)
+class SourceTermStatsAdmin(_CountedAdmin):
+    list_display = ["source", "chunks", "generation", "updated_at"]
+    list_select_related = ["source"]

@@ -187,7 +187,7 @@ def test_ask_stream_follow_up_and_off_topic(
     assert (reference.text_content() or "").count("page 1") == 1  # the locator is not repeated after the title
     href = reference.locator("a.ref-title").get_attribute("href") or ""
     assert href.startswith(asgi_live_server + "/") and "#page=1" in href
-    expect(first.locator(".trust-value")).to_have_text("90%")
+    expect(first.locator(".trust-value")).to_have_text(re.compile(r"^9\d%$"))  # a 0.9 grade, calibrated
     expect(first.locator(".trust")).to_have_attribute("data-level", "high")
     expect(page.locator("#ask-button")).to_be_enabled()
     expect(page.get_by_role("button", name="Stop")).to_be_hidden()

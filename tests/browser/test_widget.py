@@ -105,7 +105,7 @@ def test_widget_streams_cited_answers_and_keeps_the_conversation(
     expect(link).to_have_attribute("target", "_blank")
     expect(link).to_have_attribute("rel", re.compile(r"\bnoopener\b"))
     assert (link.get_attribute("href") or "").startswith(asgi_live_server + "/")  # resolved against the app
-    expect(first.locator(".trust-value")).to_have_text("90%")
+    expect(first.locator(".trust-value")).to_have_text(re.compile(r"^9\d%$"))  # a 0.9 grade, calibrated
     expect(first.locator(".trust")).to_have_attribute("data-level", "high")
     expect(page.get_by_role("button", name="Send")).to_be_enabled()
     assert style_of(first.locator(".md p").first, "color") != RED
@@ -154,7 +154,7 @@ def test_widget_streams_cited_answers_and_keeps_the_conversation(
     expect(page.locator(".turn")).to_have_count(2)
     expect(page.locator(".turn .q")).to_have_text([FIRST_QUESTION, FOLLOW_UP_TITLE])
     expect(page.locator(".turn").first.locator(".md code.language-python")).to_have_text(CODE)
-    expect(page.locator(".turn").first.locator(".trust-value")).to_have_text("90%")
+    expect(page.locator(".turn").first.locator(".trust-value")).to_have_text(re.compile(r"^9\d%$"))
     expect(page.locator(".turn").first.locator(".refs li")).not_to_have_count(0)
     assert page.locator(".turn img").count() == 0 and page.evaluate("window.__pwned") is None
     ask_in_widget(page, OFF_TOPIC, 3)

@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.fakes.pdfs import write_pdf
-from tests.support.product import REPO, Browser, Product, _environment, eventually, launch, manage, stop
-from tests.support.summaries import topic_paragraphs
+from tests.support.product import Product, eventually, launch, manage, manage_run, stop
+from tests.support.summaries import guru_with_two_manuals
 
 pytestmark = pytest.mark.slow
 
@@ -32,28 +30,11 @@ QUEUE = ("from backend.evaluation.sets import parse_jsonl, set_import; from back
 
 
 def _evaluate(product: Product, *args: str) -> subprocess.CompletedProcess[str]:
-    """`./openguru manage evaluate …` beside `start`, whatever its exit status."""
-    env = _environment(product.data_dir)
-    env.update(line.split("=", 1) for line in (product.data_dir / "run.env").read_text().split())
-    return subprocess.run([sys.executable, "manage.py", "evaluate", SLUG, *args], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=300)
+    return manage_run(product, "evaluate", SLUG, *args)
 
 
 def _runs(product: Product) -> list[list[object]]:
     return list(json.loads(manage(product, "shell", "-c", RUNS).strip().splitlines()[-1]))
-
-
-def _guru(product: Product, tmp_path: Path) -> None:
-    browser = Browser(product.url)
-    browser.submit("/accounts/login/", {"username": product.username, "password": product.password})
-    browser.submit("/dashboard/gurus/new/", {
-        "slug": SLUG, "name": "Queue Guru", "domain_knowledge": "a task queue", "base_color": "#1f6feb",
-        "language": "en", "active": "on",
-    })
-    eventually(lambda: SLUG in manage(product, "collections"), "the guru's collection")
-    for topic in ("Scheduler", "Workers"):
-        pdf = write_pdf(tmp_path / f"{topic.lower()}.pdf", [[line] for line in topic_paragraphs(topic, 4)])
-        assert "Indexed" in manage(product, "add_source", SLUG, str(pdf))
 
 
 def test_evaluate_gates_a_worker_runs_a_queued_set_and_runs_survive_a_restart(tmp_path: Path) -> None:
@@ -61,7 +42,7 @@ def test_evaluate_gates_a_worker_runs_a_queued_set_and_runs_survive_a_restart(tm
     set_file.write_text("".join(json.dumps(row) + "\n" for row in SET))
     product = launch(data_dir, env={"OPENGURU_WEB_RATE_LIMIT": "0"})
     try:
-        _guru(product, tmp_path)
+        guru_with_two_manuals(product, tmp_path, SLUG)
         passed = _evaluate(product, "--set", str(set_file), "--json", "--min-recall", "0.9",
                            "--min-refusal-rate", "0.9")
         assert passed.returncode == 0, passed.stderr

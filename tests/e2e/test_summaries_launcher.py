@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.fakes.pdfs import write_pdf
 from tests.support.product import Browser, Product, ask_on_guru_page, eventually, launch, manage, stop
-from tests.support.summaries import topic_paragraphs
+from tests.support.summaries import guru_with_two_manuals
 
 pytestmark = pytest.mark.slow
 
@@ -24,20 +23,6 @@ def _tree(product: Product) -> list[list[object]]:
     return list(json.loads(manage(product, "shell", "-c", TREE).strip().splitlines()[-1]))
 
 
-def _guru_with_two_manuals(product: Product, tmp_path: Path) -> None:
-    browser = Browser(product.url)
-    browser.submit("/accounts/login/", {"username": product.username, "password": product.password})
-    browser.submit("/dashboard/gurus/new/", {
-        "slug": SLUG, "name": "Queue Guru", "domain_knowledge": "a task queue", "base_color": "#1f6feb",
-        "language": "en", "active": "on",
-    })
-    eventually(lambda: SLUG in manage(product, "collections"), "the guru's collection")
-    for topic in ("Scheduler", "Workers"):
-        paragraphs = topic_paragraphs(topic, 4)
-        pdf = write_pdf(tmp_path / f"{topic.lower()}.pdf", [[line] for line in paragraphs])
-        assert "Indexed" in manage(product, "add_source", SLUG, str(pdf))
-
-
 def _broad_answer(product: Product) -> dict[str, object]:
     events = ask_on_guru_page(product, SLUG, "What is this project about?")
     assert events[-1][0] == "done", events[-3:]
@@ -48,7 +33,7 @@ def test_trees_are_built_by_the_worker_answer_broad_questions_and_survive_a_rest
     data_dir = tmp_path / "var"
     product = launch(data_dir, env={"OPENGURU_WEB_RATE_LIMIT": "0"})
     try:
-        _guru_with_two_manuals(product, tmp_path)
+        guru_with_two_manuals(product, tmp_path, SLUG)
         eventually(lambda: any(is_root and source is None for _, is_root, source in _tree(product)),
                    "the guru summary over both manuals", timeout=120)
         page = Browser(product.url).get(f"/g/{SLUG}/summary/")

@@ -109,12 +109,18 @@ def summaries_settled(product: Product) -> bool:
     return int(busy) == 0
 
 
-def manage(product: Product, *args: str) -> str:
-    """`./openguru manage …` as a user runs it beside `start`: through the sidecar named in run.env."""
+def manage_run(product: Product, *args: str) -> subprocess.CompletedProcess[str]:
+    """`./openguru manage …` as a user runs it beside `start` (through the sidecar named in run.env), whatever
+    its exit status."""
     env = _environment(product.data_dir)
     env.update(line.split("=", 1) for line in (product.data_dir / "run.env").read_text().split())
-    result = subprocess.run([sys.executable, "manage.py", *args], cwd=REPO, env=env,
-                            capture_output=True, text=True, timeout=300)
+    return subprocess.run([sys.executable, "manage.py", *args], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def manage(product: Product, *args: str) -> str:
+    """`./openguru manage …` beside `start`, which must succeed; its output."""
+    result = manage_run(product, *args)
     assert result.returncode == 0, result.stdout + result.stderr
     return result.stdout
 

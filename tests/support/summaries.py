@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 from pytest_django.fixtures import Settings as SettingsWrapper
 
 from backend.adapters.llm.fake import RecordedRequest
+
+if TYPE_CHECKING:
+    from tests.support.product import Product
 
 SUMMARISE_PROMPT = "Summarise the following material"
 
@@ -40,3 +46,21 @@ def page_html(title: str, paragraphs: list[str]) -> str:
 def summarise_calls(requests: list[RecordedRequest]) -> list[RecordedRequest]:
     """The summariser's calls among everything the fake LLM received."""
     return [r for r in requests if any(SUMMARISE_PROMPT in text for _, text in r.messages)]
+
+
+def guru_with_two_manuals(product: Product, tmp_path: Path, slug: str) -> None:
+    """Through the running product: log in, create the guru "Queue Guru" and add two PDF manuals (Scheduler,
+    Workers) of four topic paragraphs each with `manage add_source`."""
+    from tests.fakes.pdfs import write_pdf
+    from tests.support.product import Browser, eventually, manage
+
+    browser = Browser(product.url)
+    browser.submit("/accounts/login/", {"username": product.username, "password": product.password})
+    browser.submit("/dashboard/gurus/new/", {
+        "slug": slug, "name": "Queue Guru", "domain_knowledge": "a task queue", "base_color": "#1f6feb",
+        "language": "en", "active": "on",
+    })
+    eventually(lambda: slug in manage(product, "collections"), "the guru's collection")
+    for topic in ("Scheduler", "Workers"):
+        pdf = write_pdf(tmp_path / f"{topic.lower()}.pdf", [[line] for line in topic_paragraphs(topic, 4)])
+        assert "Indexed" in manage(product, "add_source", slug, str(pdf))

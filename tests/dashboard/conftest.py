@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
+from backend.evaluation.models import EvalSet
 from backend.gurus.models import Guru
 from tests.factories import GuruFactory, UserFactory
 
@@ -31,3 +32,12 @@ def staff(client: Client) -> Any:
     user = UserFactory(username="root", is_staff=True)
     client.force_login(user)
     return user
+
+
+@pytest.fixture
+def smoke(guru: Guru) -> EvalSet:
+    """The Evaluation tab tests' three-question set (tests/dashboard/evaluation_support.JSONL)."""
+    from backend.evaluation.sets import parse_jsonl, set_import
+    from tests.dashboard.evaluation_support import JSONL
+
+    return set_import(guru, "smoke", parse_jsonl(JSONL))

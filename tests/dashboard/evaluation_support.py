@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+from django.contrib.messages import get_messages
+from django.urls import reverse
 from django.utils import timezone
 
 from backend.evaluation.models import EvalRun, EvalSet, RunState
@@ -50,3 +53,22 @@ def finished_run(guru: Guru, scores: list[dict[str, Any]], *, eval_set: EvalSet 
         finished_at=timezone.now(), trust_threshold=trust_threshold, rerank_threshold=0.2,
         answer_model="ExtractiveAnswerer", sources_version="v1", done=len(scores), total=len(scores),
         summary=summary, results=scores)
+
+
+CASES = [
+    {"question": "How do I retry a task?", "expected_sources": ["Retrying tasks"], "expected_facts": ["self.retry()"],
+     "refusal_kind": "", "category": "lexical", "history": []},
+    {"question": "And how long does it wait?", "expected_sources": ["Retry countdown", "docs/retry.md"],
+     "expected_facts": [], "refusal_kind": "", "category": "follow-up", "history": ["How do I retry a task?"]},
+    {"question": "Quelle est la meilleure recette de pain ?", "expected_sources": [], "expected_facts": [],
+     "refusal_kind": "unrelated", "category": "unrelated", "history": []},
+]
+JSONL = "".join(json.dumps(case, ensure_ascii=False) + "\n" for case in CASES)
+
+
+def url(name: str, guru: Guru, **kwargs: Any) -> str:
+    return reverse(f"dashboard:{name}", kwargs={"slug": guru.slug, **kwargs})
+
+
+def flashes(response: Any) -> list[str]:
+    return [str(m) for m in get_messages(response.wsgi_request)]

@@ -18,10 +18,10 @@ from backend.pipeline.answer_types import (
     UnderstandRequest,
 )
 from backend.pipeline.excerpts import Block, BlockKind, mostly_prose, segment
-from backend.pipeline.extractive import extractive_summary
+from backend.pipeline.extractive import extractive_summary, frequent_sentences
 from backend.pipeline.llm_types import CancelToken, Completion, Flow, StreamEvent, TextDelta, Usage
 from backend.pipeline.ports import Embedder
-from backend.pipeline.text import ends_sentence, split_sentences, starts_sentence, terms
+from backend.pipeline.text import ends_sentence, starts_sentence, terms
 from backend.pipeline.understanding import understand_by_rules
 
 OFFLINE_MODEL = "offline-extractive"
@@ -102,6 +102,7 @@ class _Scorer:
         self.exact_weight = max((w for t, w in self.weights.items() if frequency[t]), default=1.0)
         self._exact = _exact_patterns(question)
         self._hits = {b: frozenset(i for i, p in enumerate(self._exact) if p.search(b.text)) for b in blocks}
+        self._firsts = {b for i, b in enumerate(blocks) if i == 0 or blocks[i - 1].section != b.section}
 
     def base(self, block: Block) -> float:
         return sum(self.weights.get(t, 0.0) for t in self._terms.get(block, ())) \
@@ -112,6 +113,8 @@ class _Scorer:
         little, so a sentence sharing only common words does not pad the window."""
         covered = frozenset().union(*(self._terms.get(b, frozenset()) for b in blocks))
         hits = frozenset().union(*(self._hits.get(b, frozenset()) for b in blocks))
+        if blocks[0] in self._firsts:  # a section headed by the name asked about (`.. py:data:: NAME`) defines it
+            hits |= frozenset(i for i, p in enumerate(self._exact) if p.search(blocks[0].heading))
         heading = sum(self.weights.get(t, 0.0) for t in _stems(blocks[0].heading))
         return sum(self.weights.get(t, 0.0) for t in covered) + self.exact_weight * len(hits) \
             + HEADING_WEIGHT * heading + DENSITY_WEIGHT * sum(self.base(b) for b in blocks) \
@@ -187,19 +190,22 @@ def _choose(blocks: Sequence[Block], scorer: _Scorer, shown: set[str]) -> list[B
     elif end == start and free(end + 1) and blocks[end + 1].paragraph == last.paragraph \
             and blocks[end + 1].kind is BlockKind.SENTENCE:
         end += 1  # one sentence alone: the next one of its paragraph usually completes it
-    return list(blocks[start : _follow(blocks, start, end, free) + 1])
+    last = _follow(blocks, start, end, free, lambda i: i < len(blocks) and blocks[i].section == blocks[start].section)
+    return [b for b in blocks[start : last + 1] if not _seen(_key(b), shown)]
 
 
-def _follow(blocks: Sequence[Block], start: int, end: int, free: Callable[[int], bool]) -> int:
-    """The window's end moved over what follows it in its section (`_fit` drops the farthest first)."""
+def _follow(blocks: Sequence[Block], start: int, end: int, free: Callable[[int], bool],
+            inside: Callable[[int], bool]) -> int:
+    """The window's end moved over what follows it in its section, over a sentence an earlier context showed
+    (a definition often repeats the prose that cited it); `_fit` drops the farthest first."""
     size = sum(len(b.text) for b in blocks[start : end + 1])
     codes = sum(_is_code(b) for b in blocks[start : end + 1])
-    while free(end + 1) and size < FOLLOW_CHARS:
-        if _is_code(blocks[end + 1]):
+    while inside(end + 1) and size < FOLLOW_CHARS:
+        if free(end + 1) and _is_code(blocks[end + 1]):
             if codes >= 2:
                 break
             codes += 1
-        size += len(blocks[end + 1].text)
+        size += len(blocks[end + 1].text) if free(end + 1) else 0
         end += 1
     return end
 
@@ -379,22 +385,5 @@ class OfflineAnswerer:
         if self.embedder is not None:
             embed = self.embedder.embed_documents
             return Completion(text=extractive_summary(texts, max_chars=max_chars, embed=embed), usage=usage)
-        return Completion(text=_frequent_sentences(texts, max_chars), usage=usage)
+        return Completion(text=frequent_sentences(texts, max_chars), usage=usage)
 
-
-def _frequent_sentences(texts: Sequence[str], max_chars: int) -> str:
-    """The sentences whose terms are most frequent across all texts, in reading order."""
-    sentences = [s for text in texts for s in split_sentences(text)]
-    frequency = Counter(t for s in sentences for t in set(terms(s)))
-    ranked = sorted(
-        range(len(sentences)),
-        key=lambda i: -sum(frequency[t] for t in set(terms(sentences[i]))) / (1 + len(terms(sentences[i]))),
-    )
-    chosen: list[int] = []
-    used = 0
-    for i in ranked:
-        if used + len(sentences[i]) + 1 > max_chars:
-            continue
-        chosen.append(i)
-        used += len(sentences[i]) + 1
-    return " ".join(sentences[i] for i in sorted(chosen))

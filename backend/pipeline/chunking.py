@@ -105,8 +105,20 @@ def split_document(doc: Document, config: ChunkingConfig, count_tokens: TokenCou
         previous = max(start, previous)
         if len(text.strip()) < config.min_chars and len(pieces) > 1:
             continue
+        text, start = _indented(doc.text, text, start, config, count_tokens)
         chunks.append(TextChunk(index=len(chunks), text=text, start=start, locator=_locator(doc, text, start)))
     return chunks
+
+
+def _indented(document: str, text: str, start: int, config: ChunkingConfig,
+              count_tokens: TokenCounter) -> tuple[str, int]:
+    """The chunk with the indentation of its first line, which the splitter strips: a chunk that starts inside
+    an indented block (a reST literal, a nested list, Python code) must still read as one."""
+    line_start = document.rfind("\n", 0, max(start, 0)) + 1
+    indent = document[line_start:start] if start > 0 else ""
+    if not indent or indent.strip() or count_tokens(indent + text) > config.max_tokens:
+        return text, start
+    return indent + text, line_start
 
 
 def chunk_id(*, source_id: int, generation: int, doc_key: str, version: str, index: int) -> str:

@@ -67,7 +67,7 @@ def _join(left: str, right: str) -> str:
     for size in range(limit, 20, -1):
         if left.endswith(right[:size]):
             return left + right[size:]
-    return f"{left}\n{right}"
+    return f"{left}\n\n{right}" if right[:1] in (" ", "\t") else f"{left}\n{right}"  # an indented block stands apart
 
 
 def join_chunks(texts: Sequence[str]) -> str:

@@ -41,18 +41,25 @@ _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})\s*([\w+#.-]*)[^`]*")
 _ATX = re.compile(r" {0,3}#{1,6}(?:\s+(.*))?")
 _ADORNMENT = re.compile(r"([=\-~^\"'`*+#_:.])\1{2,}\s*")
 _RULE = re.compile(r" {0,3}([-*_=])(?:\s*\1){2,}\s*")
-_DIRECTIVE = re.compile(r"\.\.\s+([\w:-]+)::\s*(.*)")
+# The neutraliser writes "data:" as "data\u200b:" (pipeline.sanitize), so `.. py:data::` and `:data:` arrive with it.
+_DIRECTIVE = re.compile(r"\.\.\s+([\w:-]+?)\u200b?::\s*(.*)")
 _COMMENT = re.compile(r"\.\.(?:\s|$)")
 _ITEM = re.compile(r"(\s*)(?:[-*+\u2022]|\d{1,3}[.)]|#\.)\s+(\S.*)")
 _FIELD = re.compile(r"\s*:[\w .-]+:(?:\s+\S.*)?")
 _TABLE = re.compile(r"\s*(?:\|.*\||\+[-=+]{3,}\+?)\s*")
 _SIMPLE_TABLE = re.compile(r"\s*=+(?:\s+=+)+\s*")
-_RST_MARKERS = re.compile(r"^\.\.\s+[\w:-]+::|::\s*$|(?<!`)``[^`\s]|:\w+:`", re.MULTILINE)
+_RST_MARKERS = re.compile(r"^\.\.\s+[\w:-]+?\u200b?::|::\s*$|(?<!`)``[^`\s]|:\w+\u200b?:`", re.MULTILINE)
 _MD_MARKERS = re.compile(r"^ {0,3}(?:```|~~~|#{1,6} )", re.MULTILINE)
 _CODE_DIRECTIVES = frozenset({"code-block", "code", "sourcecode", "literalinclude", "doctest", "prompt"})
 _PROSE_DIRECTIVES = frozenset({"note", "warning", "tip", "important", "hint", "caution", "attention", "danger",
                                "error", "admonition", "seealso", "versionadded", "versionchanged", "deprecated",
                                "topic", "sidebar", "rubric", "tab", "tab-item", "dropdown"})
+# Object descriptions (Sphinx's `.. py:data:: NAME`, `.. function::`, `.. confval::`, `.. option::` …): the body
+# is the definition of NAME, the very text a reference page exists for, so NAME heads a section of its own.
+_DEFINITION_DIRECTIVES = frozenset({"data", "function", "class", "method", "attribute", "exception", "decorator",
+                                    "decoratormethod", "classmethod", "staticmethod", "property", "type", "const",
+                                    "member", "macro", "var", "enum", "enumerator", "struct", "confval", "option",
+                                    "cmdoption", "envvar", "describe", "object", "setting", "directive", "role"})
 _PROMPTS = (">>> ", "$ ")
 MAX_NESTING = 6
 _QUOTED = re.compile(r"^(?:>(?!>>)\s?)+(?:\[![A-Z]+\]\s*)?")  # a markdown quote's markers (and GitHub's [!NOTE])
@@ -151,7 +158,10 @@ class _Parser:
         self.pos += 1
         body = self._take_indented()
         name = found.group(1).lower() if found else ""
-        if name in _CODE_DIRECTIVES:
+        if name.rpartition(":")[2] in _DEFINITION_DIRECTIVES and found is not None and found.group(2).strip():
+            self.out.append(_Raw("heading", [found.group(2).strip()]))
+            self._nested([b for b in body if not _FIELD.fullmatch(b)])
+        elif name in _CODE_DIRECTIVES:
             code = _dedent([b for b in body if not _FIELD.fullmatch(b)])
             self.out.append(_Raw("code", code, found.group(2).split()[0] if found and found.group(2) else ""))
         elif name in _PROSE_DIRECTIVES:
@@ -361,7 +371,7 @@ def _joined(lines: list[str]) -> str:
     return " ".join(_HYPHENATED.sub("", "\n".join(lines)).split())
 
 
-_ROLE = re.compile(r":(\w+(?::\w+)?):`([^`]+)`")
+_ROLE = re.compile(r":(\w+(?::\w+)?)\u200b?:`([^`]+)`")
 _PLAIN_ROLES = frozenset({"ref", "doc", "term", "abbr", "guilabel", "menuselection", "numref", "pep", "rfc"})
 
 

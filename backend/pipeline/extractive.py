@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from backend.pipeline.text import split_sentences
+from backend.pipeline.text import split_sentences, terms
 
 Embed = Callable[[list[str]], list[list[float]]]
 
@@ -182,3 +183,21 @@ def extractive_summary(texts: Sequence[str], *, max_chars: int, embed: Embed) ->
         return ""
     vectors = [_unit(v) for v in embed([s.text for s in sentences])]
     return _join(_choose(sentences, vectors, max_chars))
+
+
+def frequent_sentences(texts: Sequence[str], max_chars: int) -> str:
+    """Without an embedder: the sentences whose terms are most frequent across all texts, in reading order."""
+    sentences = [s for text in texts for s in split_sentences(text)]
+    frequency = Counter(t for s in sentences for t in set(terms(s)))
+    ranked = sorted(
+        range(len(sentences)),
+        key=lambda i: -sum(frequency[t] for t in set(terms(sentences[i]))) / (1 + len(terms(sentences[i]))),
+    )
+    chosen: list[int] = []
+    used = 0
+    for i in ranked:
+        if used + len(sentences[i]) + 1 > max_chars:
+            continue
+        chosen.append(i)
+        used += len(sentences[i]) + 1
+    return " ".join(sentences[i] for i in sorted(chosen))

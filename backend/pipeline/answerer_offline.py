@@ -102,7 +102,7 @@ class _Scorer:
         self.exact_weight = max((w for t, w in self.weights.items() if frequency[t]), default=1.0)
         self._exact = _exact_patterns(question)
         self._hits = {b: frozenset(i for i, p in enumerate(self._exact) if p.search(b.text)) for b in blocks}
-        self._firsts = {b for i, b in enumerate(blocks) if i == 0 or blocks[i - 1].section != b.section}
+        self.firsts = {b for i, b in enumerate(blocks) if i == 0 or blocks[i - 1].section != b.section}
 
     def base(self, block: Block) -> float:
         return sum(self.weights.get(t, 0.0) for t in self._terms.get(block, ())) \
@@ -112,13 +112,17 @@ class _Scorer:
         """Distinct terms covered, the section heading's terms, and density; each block past the first costs a
         little, so a sentence sharing only common words does not pad the window."""
         covered = frozenset().union(*(self._terms.get(b, frozenset()) for b in blocks))
-        hits = frozenset().union(*(self._hits.get(b, frozenset()) for b in blocks))
-        if blocks[0] in self._firsts:  # a section headed by the name asked about (`.. py:data:: NAME`) defines it
-            hits |= frozenset(i for i, p in enumerate(self._exact) if p.search(blocks[0].heading))
+        hits = len(frozenset().union(*(self._hits.get(b, frozenset()) for b in blocks)))
+        if blocks[0] in self.firsts:
+            hits += sum(1 for p in self._exact if p.search(blocks[0].heading))
         heading = sum(self.weights.get(t, 0.0) for t in _stems(blocks[0].heading))
-        return sum(self.weights.get(t, 0.0) for t in covered) + self.exact_weight * len(hits) \
+        return sum(self.weights.get(t, 0.0) for t in covered) + self.exact_weight * hits \
             + HEADING_WEIGHT * heading + DENSITY_WEIGHT * sum(self.base(b) for b in blocks) \
             - BLOCK_COST * self.exact_weight * (len(blocks) - 1)
+
+    def defines(self, block: Block) -> bool:
+        """Its section is headed by a name asked about (`.. py:data:: NAME`): it is quoted from its first sentence."""
+        return any(p.search(block.heading) for p in self._exact)
 
     def words(self, text: str) -> float:
         return sum(self.weights.get(t, 0.0) for t in _stems(text))
@@ -147,6 +151,8 @@ def _best_window(blocks: Sequence[Block], scorer: _Scorer, shown: set[str]) -> _
     one code block), none of them shown already; ties go to the earliest, shortest run."""
     best: _Window | None = None
     for start, first in enumerate(blocks):
+        if first not in scorer.firsts and scorer.defines(first):
+            continue
         texts, codes, keys = 0, 0, set()
         for end in range(start, len(blocks)):
             block = blocks[end]

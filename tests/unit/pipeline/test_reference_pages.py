@@ -23,6 +23,9 @@ SETTINGS = """Builtin Settings
 
     Default: ``300`` seconds
 
+    A job can set its own limit on ``Job.worker_timeout``; the worker then
+    waits that timeout instead of the worker timeout of its queue.
+
 .. py:data:: WORKER_RESTART
 
     Whether a worker restarts after every job. Restarting frees memory that a
@@ -48,8 +51,8 @@ def test_an_object_description_is_a_section_headed_by_its_name_even_as_neutralis
     for text in (SETTINGS, neutralise(SETTINGS)):  # stored text carries "data\u200b:" (pipeline.sanitize)
         blocks = segment(text)
         timeout = [b.text for b in blocks if b.heading == "WORKER_TIMEOUT"]
-        assert timeout == ["How long a worker may run one job before it is stopped.",
-                           "Stopped jobs are put back on the queue for another worker.", "Default: `300` seconds"]
+        assert timeout[:3] == ["How long a worker may run one job before it is stopped.",
+                               "Stopped jobs are put back on the queue for another worker.", "Default: `300` seconds"]
         assert [b.text for b in blocks if b.heading == "retry_job(job_id, *, delay=0)"] == [
             "Put a failed job back on the queue, after `delay` seconds."]
         assert len({b.section for b in blocks if b.heading in ("WORKER_TIMEOUT", "WORKER_RESTART")}) == 2
@@ -66,6 +69,15 @@ def test_a_question_about_a_setting_quotes_its_definition_from_the_start_with_it
     assert "> Whether a worker restarts after every job." in text
     assert "> Default: `False`" in text
     assert "300" not in text and "retry_job" not in text  # the neighbouring definitions are other sections
+
+
+def test_a_definition_is_quoted_from_its_first_sentence_though_a_later_one_repeats_the_name() -> None:
+    text = answer("What does WORKER_TIMEOUT do?", ("config.rst", neutralise(SETTINGS)))
+    assert quoted_lines(text)[0] == "How long a worker may run one job before it is stopped."
+
+
+def quoted_lines(text: str) -> list[str]:
+    return [line.removeprefix("> ") for line in text.splitlines() if line.startswith("> ")]
 
 
 def test_a_sentence_shown_by_an_earlier_context_is_skipped_not_a_stop() -> None:

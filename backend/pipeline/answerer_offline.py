@@ -196,8 +196,8 @@ def _choose(blocks: Sequence[Block], scorer: _Scorer, shown: set[str]) -> list[B
     elif end == start and free(end + 1) and blocks[end + 1].paragraph == last.paragraph \
             and blocks[end + 1].kind is BlockKind.SENTENCE:
         end += 1  # one sentence alone: the next one of its paragraph usually completes it
-    last = _follow(blocks, start, end, free, lambda i: i < len(blocks) and blocks[i].section == blocks[start].section)
-    return [b for b in blocks[start : last + 1] if not _seen(_key(b), shown)]
+    stop = _follow(blocks, start, end, free, lambda i: i < len(blocks) and blocks[i].section == blocks[start].section)
+    return [b for b in blocks[start : stop + 1] if not _seen(_key(b), shown)]
 
 
 def _follow(blocks: Sequence[Block], start: int, end: int, free: Callable[[int], bool],

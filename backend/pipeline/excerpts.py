@@ -49,7 +49,8 @@ _FIELD = re.compile(r"\s*:[\w .-]+:(?:\s+\S.*)?")
 _TABLE = re.compile(r"\s*(?:\|.*\||\+[-=+]{3,}\+?)\s*")
 _SIMPLE_TABLE = re.compile(r"\s*=+(?:\s+=+)+\s*")
 _RST_MARKERS = re.compile(r"^\.\.\s+[\w:-]+?\u200b?::|::\s*$|(?<!`)``[^`\s]|:\w+\u200b?:`", re.MULTILINE)
-_MD_MARKERS = re.compile(r"^ {0,3}(?:```|~~~|#{1,6} )", re.MULTILINE)
+# A "~~~" fence only with a language: a bare row of tildes is as likely a reST title's underline.
+_MD_MARKERS = re.compile(r"^ {0,3}(?:```|~~~+[ \t]*\w|#{1,6} )", re.MULTILINE)
 _CODE_DIRECTIVES = frozenset({"code-block", "code", "sourcecode", "literalinclude", "doctest", "prompt"})
 _PROSE_DIRECTIVES = frozenset({"note", "warning", "tip", "important", "hint", "caution", "attention", "danger",
                                "error", "admonition", "seealso", "versionadded", "versionchanged", "deprecated",

@@ -104,3 +104,10 @@ def test_a_chunk_starting_inside_an_indented_block_keeps_its_indentation_and_rea
     kinds = [b.kind for b in segment(joined)]
     assert BlockKind.SENTENCE in kinds and BlockKind.CODE in kinds
     assert not any("value_" in b.text for b in segment(joined) if b.kind is BlockKind.SENTENCE)
+
+
+def test_a_passage_whose_only_title_is_underlined_with_tildes_is_still_read_as_rest() -> None:
+    passage = "Signals\n~~~~~~~\n\n#.  :data:`job_started` is sent first.\n\n.. _next-section:\n\nRetries\n"
+    blocks = segment(neutralise(passage))
+    assert [b.text for b in blocks if b.kind is BlockKind.ITEM] == ["`job_started` is sent first."]
+    assert not any(".. _next-section" in b.text for b in blocks)

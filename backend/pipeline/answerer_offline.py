@@ -103,6 +103,7 @@ class _Scorer:
         self._exact = _exact_patterns(question)
         self._hits = {b: frozenset(i for i, p in enumerate(self._exact) if p.search(b.text)) for b in blocks}
         self.firsts = {b for i, b in enumerate(blocks) if i == 0 or blocks[i - 1].section != b.section}
+        self._named = {h: sum(1 for p in self._exact if p.search(h)) for h in {b.heading for b in blocks}}
 
     def base(self, block: Block) -> float:
         return sum(self.weights.get(t, 0.0) for t in self._terms.get(block, ())) \
@@ -114,7 +115,7 @@ class _Scorer:
         covered = frozenset().union(*(self._terms.get(b, frozenset()) for b in blocks))
         hits = len(frozenset().union(*(self._hits.get(b, frozenset()) for b in blocks)))
         if blocks[0] in self.firsts:
-            hits += sum(1 for p in self._exact if p.search(blocks[0].heading))
+            hits += self._named.get(blocks[0].heading, 0)
         heading = sum(self.weights.get(t, 0.0) for t in _stems(blocks[0].heading))
         return sum(self.weights.get(t, 0.0) for t in covered) + self.exact_weight * hits \
             + HEADING_WEIGHT * heading + DENSITY_WEIGHT * sum(self.base(b) for b in blocks) \
@@ -122,7 +123,7 @@ class _Scorer:
 
     def defines(self, block: Block) -> bool:
         """Its section is headed by a name asked about (`.. py:data:: NAME`): it is quoted from its first sentence."""
-        return any(p.search(block.heading) for p in self._exact)
+        return self._named.get(block.heading, 0) > 0
 
     def words(self, text: str) -> float:
         return sum(self.weights.get(t, 0.0) for t in _stems(text))
@@ -180,8 +181,11 @@ def _choose(blocks: Sequence[Block], scorer: _Scorer, shown: set[str]) -> list[B
         return []
     start, end = window.start, window.end
 
+    def inside(i: int) -> bool:
+        return 0 <= i < len(blocks) and blocks[i].section == blocks[start].section
+
     def free(i: int) -> bool:
-        return 0 <= i < len(blocks) and blocks[i].section == blocks[start].section and not _seen(_key(blocks[i]), shown)
+        return inside(i) and not _seen(_key(blocks[i]), shown)
 
     first, last = blocks[start], blocks[end]
     if free(start - 1) and not _is_code(blocks[start - 1]) and (
@@ -196,7 +200,7 @@ def _choose(blocks: Sequence[Block], scorer: _Scorer, shown: set[str]) -> list[B
     elif end == start and free(end + 1) and blocks[end + 1].paragraph == last.paragraph \
             and blocks[end + 1].kind is BlockKind.SENTENCE:
         end += 1  # one sentence alone: the next one of its paragraph usually completes it
-    stop = _follow(blocks, start, end, free, lambda i: i < len(blocks) and blocks[i].section == blocks[start].section)
+    stop = _follow(blocks, start, end, free, inside)
     return [b for b in blocks[start : stop + 1] if not _seen(_key(b), shown)]
 
 
@@ -207,11 +211,12 @@ def _follow(blocks: Sequence[Block], start: int, end: int, free: Callable[[int],
     size = sum(len(b.text) for b in blocks[start : end + 1])
     codes = sum(_is_code(b) for b in blocks[start : end + 1])
     while inside(end + 1) and size < FOLLOW_CHARS:
-        if free(end + 1) and _is_code(blocks[end + 1]):
-            if codes >= 2:
-                break
-            codes += 1
-        size += len(blocks[end + 1].text) if free(end + 1) else 0
+        if free(end + 1):
+            if _is_code(blocks[end + 1]):
+                if codes >= 2:
+                    break
+                codes += 1
+            size += len(blocks[end + 1].text)
         end += 1
     return end
 
@@ -392,4 +397,3 @@ class OfflineAnswerer:
             embed = self.embedder.embed_documents
             return Completion(text=extractive_summary(texts, max_chars=max_chars, embed=embed), usage=usage)
         return Completion(text=frequent_sentences(texts, max_chars), usage=usage)
-

@@ -114,8 +114,10 @@ def _indented(document: str, text: str, start: int, config: ChunkingConfig,
               count_tokens: TokenCounter) -> tuple[str, int]:
     """The chunk with the indentation of its first line, which the splitter strips: a chunk that starts inside
     an indented block (a reST literal, a nested list, Python code) must still read as one."""
-    line_start = document.rfind("\n", 0, max(start, 0)) + 1
-    indent = document[line_start:start] if start > 0 else ""
+    if start <= 0:
+        return text, start
+    line_start = document.rfind("\n", 0, start) + 1
+    indent = document[line_start:start]
     if not indent or indent.strip() or count_tokens(indent + text) > config.max_tokens:
         return text, start
     return indent + text, line_start

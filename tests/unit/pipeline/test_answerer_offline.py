@@ -7,24 +7,10 @@ import re
 
 import pytest
 
-from backend.pipeline.answer_types import AnswerContext, AnswerRequest
-from backend.pipeline.answerer_offline import MAX_ANSWER_CHARS, MAX_CODE_LINES, NO_LLM_NOTICE, OfflineAnswerer
+from backend.pipeline.answerer_offline import MAX_ANSWER_CHARS, MAX_CODE_LINES, NO_LLM_NOTICE
 from backend.pipeline.citing import renumber
 from backend.pipeline.contexts import PASSAGE_BREAK
-from backend.pipeline.llm_types import TextDelta
-
-
-def answer(question: str, *contexts: tuple[str, str]) -> str:
-    numbered = tuple(AnswerContext(n, title, text) for n, (title, text) in enumerate(contexts, start=1))
-    events = OfflineAnswerer().answer(AnswerRequest(question, "Guru", "Celery", numbered))
-    text = "".join(e.text for e in events if isinstance(e, TextDelta))
-    assert text.startswith(NO_LLM_NOTICE)
-    return text.removeprefix(NO_LLM_NOTICE)
-
-
-def quoted(text: str) -> list[str]:
-    return [line.removeprefix("> ") for line in text.splitlines() if line.startswith("> ")]
-
+from tests.support.offline_answers import answer, quoted
 
 REST = """Retrying
 ========

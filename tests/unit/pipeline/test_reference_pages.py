@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from backend.adapters.embeddings.local_minilm import LocalMiniLMEmbedder
-from backend.pipeline.answer_types import AnswerContext, AnswerRequest
-from backend.pipeline.answerer_offline import NO_LLM_NOTICE, OfflineAnswerer
 from backend.pipeline.chunking import ChunkingConfig, split_document
 from backend.pipeline.contexts import join_chunks
 from backend.pipeline.excerpts import BlockKind, segment
 from backend.pipeline.ingest_types import ContentType, Document
-from backend.pipeline.llm_types import TextDelta
 from backend.pipeline.sanitize import neutralise
+from tests.support.offline_answers import answer, quoted
 
 # Written like a configuration reference: one `.. py:data::` per setting, each body its definition.
 SETTINGS = """Builtin Settings
@@ -41,12 +39,6 @@ SETTINGS = """Builtin Settings
 """
 
 
-def answer(question: str, *contexts: tuple[str, str]) -> str:
-    numbered = tuple(AnswerContext(n, title, text) for n, (title, text) in enumerate(contexts, start=1))
-    events = OfflineAnswerer().answer(AnswerRequest(question, "Guru", "Workers", numbered))
-    return "".join(e.text for e in events if isinstance(e, TextDelta)).removeprefix(NO_LLM_NOTICE)
-
-
 def test_an_object_description_is_a_section_headed_by_its_name_even_as_neutralised() -> None:
     for text in (SETTINGS, neutralise(SETTINGS)):  # stored text carries "data\u200b:" (pipeline.sanitize)
         blocks = segment(text)
@@ -73,11 +65,7 @@ def test_a_question_about_a_setting_quotes_its_definition_from_the_start_with_it
 
 def test_a_definition_is_quoted_from_its_first_sentence_though_a_later_one_repeats_the_name() -> None:
     text = answer("What does WORKER_TIMEOUT do?", ("config.rst", neutralise(SETTINGS)))
-    assert quoted_lines(text)[0] == "How long a worker may run one job before it is stopped."
-
-
-def quoted_lines(text: str) -> list[str]:
-    return [line.removeprefix("> ") for line in text.splitlines() if line.startswith("> ")]
+    assert quoted(text)[0] == "How long a worker may run one job before it is stopped."
 
 
 def test_a_sentence_shown_by_an_earlier_context_is_skipped_not_a_stop() -> None:

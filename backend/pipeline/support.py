@@ -61,8 +61,11 @@ def name_terms(question: str) -> list[str]:
             continue  # "I", and single letters of a list
         capitalised = word[0].isupper() and not _SENTENCE_START.search(question[: match.start()])
         acronym = len(word) >= 2 and word.isupper()
+        stem = _stem(word.lower())
+        if not content_tokens([stem]):
+            continue  # a capitalised stopword ("'Not Found'", "IF"): the guru's counts never hold one
         if capitalised or acronym or _mixed_case(word) or any(c.isdigit() for c in word):
-            names.append(_stem(word.lower()))
+            names.append(stem)
     names += [word.lower() for word in _COMPOUND.findall(question) if _named_compound(word)]
     return list(dict.fromkeys(names))
 

@@ -241,6 +241,17 @@ def test_the_number_tells_the_answering_passage_from_its_neighbours() -> None:
     assert ranked[0].index == 1
 
 
+def test_the_rare_word_of_a_long_question_outweighs_the_words_every_passage_shares() -> None:
+    """Same vectors: one passage repeats three of the question's common words, the other holds its one telling
+    word. Counted equally, three words beat one; weighted by rarity among the candidates, the telling one wins."""
+    common = [f"The page shows the error text {n}." for n in range(6)]
+    question = "The page shows an error text and the session cookie is silently dropped"
+    passages = [Passage(text=text, vector=(1.0, 0.0)) for text in common]
+    passages.append(Passage(text="A message too large for the cookie is dropped silently.", vector=(1.0, 0.0)))
+    ranked = LocalFusionReranker().rerank(question, passages, query_vector=(1.0, 0.0))
+    assert ranked[0].index == len(common)
+
+
 def test_identifier_in_the_passage_matches_plain_words_in_the_query() -> None:
     passages = _passages("Call the method to schedule work.", "Call `task.apply_async(countdown=5)` to schedule work.")
     assert LocalFusionReranker().rerank("apply async countdown", passages)[0].index == 1

@@ -22,6 +22,7 @@ def vocabulary(**df: int) -> Vocabulary:
     ("What does JWT stand for?", ["jwt"]),
     ("How do I limit uploads? Then what happens.", []),  # capitals that start a sentence are not names
     ("my users get logged out randomly", []),
+    ("Another page gives 'Not Found' IF I add a slash", ["found"]),  # a capitalised stopword is never a name
 ])
 def test_names_are_the_words_written_as_names(question: str, names: list[str]) -> None:
     assert name_terms(question) == names

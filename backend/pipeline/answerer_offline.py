@@ -3,11 +3,8 @@ pretends to be a language model."""
 
 from __future__ import annotations
 
-import math
 import re
-from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
 
 from backend.pipeline.answer_types import (
     AnswerContext,
@@ -18,10 +15,11 @@ from backend.pipeline.answer_types import (
     UnderstandRequest,
 )
 from backend.pipeline.excerpts import Block, BlockKind, mostly_prose, segment
+from backend.pipeline.extract_windows import Scorer, block_key, choose, is_code
 from backend.pipeline.extractive import extractive_summary, frequent_sentences
 from backend.pipeline.llm_types import CancelToken, Completion, Flow, StreamEvent, TextDelta, Usage
 from backend.pipeline.ports import Embedder
-from backend.pipeline.text import ends_sentence, starts_sentence, terms
+from backend.pipeline.text import ends_sentence, starts_sentence
 from backend.pipeline.understanding import understand_by_rules
 
 OFFLINE_MODEL = "offline-extractive"
@@ -32,24 +30,13 @@ NO_LLM_NOTICE = (
 MAX_CONTEXTS = 3  # contexts quoted; one whose best passage was already quoted gives its place to the next
 MAX_CANDIDATES = 8
 MAX_CONTEXT_CHARS = 40_000
-SENTENCES_PER_CONTEXT = 3
 MAX_ANSWER_CHARS = 2500
 MAX_EXCERPT_CHARS = 1400
 MIN_EXCERPT_CHARS = 300  # kept free for each context still to come, so the first cannot take the whole answer
 MAX_SENTENCE_CHARS = 600
 MAX_CODE_LINES = 25
 MAX_CODE_LINE_CHARS = 200
-MAX_LIST_ITEMS = 6
-FOLLOW_CHARS = 700  # what follows the best window in its section: docs restate a question, then answer it
 MAX_TABLE_ROWS = 8
-HEADING_WEIGHT = 0.25
-DENSITY_WEIGHT = 0.3
-BLOCK_COST = 0.1
-LONG_KEY = 50
-_QUESTION_WORDS = frozenset("way possible want need please should would could get make use using".split())
-_EXACT = re.compile(r"`([^`]{2,80})`|\"([^\"]{2,80})\"|(?<![\w.])(-{0,2}[A-Za-z_][\w.:/-]*[\w)]|\d+(?:\.\d+)+|\d{2,})")
-_SPECIAL = re.compile(r"[_.:/()]|\d|[a-z][A-Z]|^[A-Z]{2,}$|^-")
-_REFERRING = re.compile(r"(?:This|That|These|Those|It|They|Such|However|Otherwise|Then|Also)\b")
 _MARKER = re.compile(r"(?<!\\)\[(?=\d{1,3}(?:\s*,\s*\d{1,3})*\])")
 _TABLE_RULE = re.compile(r"\s*\|?[\s:|-]*-[\s:|-]*")
 _CODE_SPAN = re.compile(r"(`+)(.+?)\1")
@@ -63,179 +50,21 @@ _LANGUAGES = {"py": "python", "pyi": "python", "js": "javascript", "mjs": "javas
               "pl": "perl", "h": "c", "hpp": "cpp", "cc": "cpp", "tf": "hcl", "cfg": "ini", "conf": "ini"}
 
 
-def _stem(term: str) -> str:
-    """A light English stem, so "retries", "retried" and "retrying" match "retry" (and "installation" "install")."""
-    for suffix, replacement, shortest in (("ation", "", 8), ("ies", "y", 5), ("ied", "y", 5), ("ing", "", 6),
-                                          ("ed", "", 5), ("es", "", 5), ("s", "", 4)):
-        if term.endswith(suffix) and len(term) >= shortest and not term.endswith("ss"):
-            if suffix == "es" and not term.endswith(("ses", "xes", "ches", "shes", "zes")):
-                continue
-            term = term[: len(term) - len(suffix)] + replacement
-            break
-    return term[:-1] if term.endswith("e") and len(term) > 4 else term
-
-
-def _stems(text: str) -> frozenset[str]:
-    return frozenset(_stem(t) for t in terms(text))
-
-
-def _key(block: Block) -> str:
-    """What counts as the same passage: the words, whatever the spacing, case or markup."""
-    return " ".join(re.sub(r"\W+", " ", block.text.casefold()).split())
-
-
-def _seen(key: str, shown: set[str]) -> bool:
-    """Shown already: the same words, or a long shown passage found whole inside it (a sentence merged with
-    another, or a paragraph re-wrapped into one line)."""
-    return key in shown or any(len(old) >= LONG_KEY and old in key for old in shown)
-
-
-class _Scorer:
-    """How well blocks match the question: its terms weighted by their rarity among the blocks of the answer's
-    contexts (a word every passage shares counts little), exact identifiers, numbers and quoted names more."""
-
-    def __init__(self, question: str, blocks: Sequence[Block]) -> None:
-        wanted = _stems(question) - _QUESTION_WORDS
-        self._terms: dict[Block, frozenset[str]] = {b: _stems(b.text) & wanted for b in blocks}
-        frequency = Counter(t for found in self._terms.values() for t in found)
-        self.weights = {t: math.log((len(blocks) + 1) / (frequency[t] + 0.5)) for t in wanted}
-        self.exact_weight = max((w for t, w in self.weights.items() if frequency[t]), default=1.0)
-        self._exact = _exact_patterns(question)
-        self._hits = {b: frozenset(i for i, p in enumerate(self._exact) if p.search(b.text)) for b in blocks}
-        self.firsts = {b for i, b in enumerate(blocks) if i == 0 or blocks[i - 1].section != b.section}
-        self._named = {h: sum(1 for p in self._exact if p.search(h)) for h in {b.heading for b in blocks}}
-
-    def base(self, block: Block) -> float:
-        return sum(self.weights.get(t, 0.0) for t in self._terms.get(block, ())) \
-            + self.exact_weight * len(self._hits.get(block, ()))
-
-    def window(self, blocks: Sequence[Block]) -> float:
-        """Distinct terms covered, the section heading's terms, and density; each block past the first costs a
-        little, so a sentence sharing only common words does not pad the window."""
-        covered = frozenset().union(*(self._terms.get(b, frozenset()) for b in blocks))
-        hits = len(frozenset().union(*(self._hits.get(b, frozenset()) for b in blocks)))
-        if blocks[0] in self.firsts:
-            hits += self._named.get(blocks[0].heading, 0)
-        heading = sum(self.weights.get(t, 0.0) for t in _stems(blocks[0].heading))
-        return sum(self.weights.get(t, 0.0) for t in covered) + self.exact_weight * hits \
-            + HEADING_WEIGHT * heading + DENSITY_WEIGHT * sum(self.base(b) for b in blocks) \
-            - BLOCK_COST * self.exact_weight * (len(blocks) - 1)
-
-    def defines(self, block: Block) -> bool:
-        """Its section is headed by a name asked about (`.. py:data:: NAME`): it is quoted from its first sentence."""
-        return self._named.get(block.heading, 0) > 0
-
-    def words(self, text: str) -> float:
-        return sum(self.weights.get(t, 0.0) for t in _stems(text))
-
-
-def _exact_patterns(question: str) -> list[re.Pattern[str]]:
-    """Identifiers (snake_case, dotted, camelCase, CONSTANT, --flag), version numbers and quoted names."""
-    names: dict[str, None] = {}
-    for found in _EXACT.finditer(question):
-        quoted = found.group(1) or found.group(2)
-        token = quoted or found.group(3).rstrip(".:/")
-        if quoted or _SPECIAL.search(token):
-            names.setdefault(token.casefold(), None)
-    return [re.compile(rf"(?<![\w.]){re.escape(name)}(?![\w])", re.IGNORECASE) for name in list(names)[:8]]
-
-
-@dataclass(frozen=True)
-class _Window:
-    start: int
-    end: int
-    score: float
-
-
-def _best_window(blocks: Sequence[Block], scorer: _Scorer, shown: set[str]) -> _Window | None:
-    """The best run of consecutive blocks of one section (at most SENTENCES_PER_CONTEXT sentences or items and
-    one code block), none of them shown already; ties go to the earliest, shortest run."""
-    best: _Window | None = None
-    for start, first in enumerate(blocks):
-        if first not in scorer.firsts and scorer.defines(first):
-            continue
-        texts, codes, keys = 0, 0, set()
-        for end in range(start, len(blocks)):
-            block = blocks[end]
-            key = _key(block)
-            if block.section != first.section or _seen(key, shown) or key in keys:
-                break
-            keys.add(key)
-            codes, texts = (codes + 1, texts) if _is_code(block) else (codes, texts + 1)
-            if texts > SENTENCES_PER_CONTEXT or codes > 1:
-                break
-            score = scorer.window(blocks[start : end + 1])
-            if best is None or score > best.score + 1e-9:
-                best = _Window(start, end, score)
-    return best
-
-
-def _choose(blocks: Sequence[Block], scorer: _Scorer, shown: set[str]) -> list[Block]:
-    """What a context shows: its best window, with the sentence it builds on and the code or list it
-    introduces; nothing when its best window was shown already (by an earlier context)."""
-    unseen = _best_window(blocks, scorer, set())
-    if unseen is None or all(_seen(_key(b), shown) for b in blocks[unseen.start : unseen.end + 1]):
-        return []
-    window = _best_window(blocks, scorer, shown)
-    if window is None:
-        return []
-    start, end = window.start, window.end
-
-    def inside(i: int) -> bool:
-        return 0 <= i < len(blocks) and blocks[i].section == blocks[start].section
-
-    def free(i: int) -> bool:
-        return inside(i) and not _seen(_key(blocks[i]), shown)
-
-    first, last = blocks[start], blocks[end]
-    if free(start - 1) and not _is_code(blocks[start - 1]) and (
-            _is_code(first) or (_REFERRING.match(first.text) and blocks[start - 1].paragraph == first.paragraph)):
-        start -= 1  # the sentence that introduces the code, or that "This"/"It" refers to
-    has_code = any(_is_code(b) for b in blocks[start : end + 1])
-    if free(end + 1) and not has_code and _is_code(blocks[end + 1]):
-        end += 1  # the code or command right after the sentences belongs to them
-    elif last.introduces:
-        while free(end + 1) and blocks[end + 1].kind is BlockKind.ITEM and end - window.end < MAX_LIST_ITEMS:
-            end += 1
-    elif end == start and free(end + 1) and blocks[end + 1].paragraph == last.paragraph \
-            and blocks[end + 1].kind is BlockKind.SENTENCE:
-        end += 1  # one sentence alone: the next one of its paragraph usually completes it
-    stop = _follow(blocks, start, end, free, inside)
-    return [b for b in blocks[start : stop + 1] if not _seen(_key(b), shown)]
-
-
-def _follow(blocks: Sequence[Block], start: int, end: int, free: Callable[[int], bool],
-            inside: Callable[[int], bool]) -> int:
-    """The window's end moved over what follows it in its section, over a sentence an earlier context showed
-    (a definition often repeats the prose that cited it); `_fit` drops the farthest first."""
-    size = sum(len(b.text) for b in blocks[start : end + 1])
-    codes = sum(_is_code(b) for b in blocks[start : end + 1])
-    while inside(end + 1) and size < FOLLOW_CHARS:
-        if free(end + 1):
-            if _is_code(blocks[end + 1]):
-                if codes >= 2:
-                    break
-                codes += 1
-            size += len(blocks[end + 1].text)
-        end += 1
-    return end
-
-
 def _extracts(question: str, contexts: Sequence[AnswerContext]) -> Iterator[str]:
     """The excerpt of each context worth quoting, best context first, at most MAX_CONTEXTS, nothing twice."""
     candidates = list(contexts[:MAX_CANDIDATES])
     parsed = [_blocks(c) for c in candidates]
-    scorer = _Scorer(question, [b for blocks in parsed for b in blocks])
+    scorer = Scorer(question, [b for blocks in parsed for b in blocks])
     shown: set[str] = set()
     room, quoted = MAX_ANSWER_CHARS - len(NO_LLM_NOTICE), 0
     for position, (context, blocks) in enumerate(zip(candidates, parsed, strict=True)):
-        chosen = _choose(blocks, scorer, shown)
+        chosen = choose(blocks, scorer, shown)
         later = min(MAX_CONTEXTS - quoted, len(candidates) - position) - 1
         cap = min(MAX_EXCERPT_CHARS, room - MIN_EXCERPT_CHARS * later)
         text, quoted_blocks = _fit(context, chosen, scorer, cap) if chosen else ("", [])
         if not text:
             continue
-        shown.update(_key(b) for b in quoted_blocks)
+        shown.update(block_key(b) for b in quoted_blocks)
         room, quoted = room - len(text), quoted + 1
         yield text
         if quoted == MAX_CONTEXTS:
@@ -253,14 +82,14 @@ def _blocks(context: AnswerContext) -> list[Block]:
     return segment(text, code=True, language=_LANGUAGES.get(extension, extension))
 
 
-def _fit(context: AnswerContext, blocks: list[Block], scorer: _Scorer, cap: int) -> tuple[str, list[Block]]:
+def _fit(context: AnswerContext, blocks: list[Block], scorer: Scorer, cap: int) -> tuple[str, list[Block]]:
     """The excerpt in at most `cap` characters and the blocks it shows: first fewer sentences (the farthest from
     the best one), then shorter code, then the best block alone, cut at a word; ("", []) when nothing fits."""
     core = max(blocks, key=lambda b: (scorer.base(b), -blocks.index(b)))
     text = _render(context, blocks, scorer)
     while len(text) > cap:
-        spare = [b for i, b in enumerate(blocks) if b is not core and not _is_code(b)
-                 and not (i + 1 < len(blocks) and _is_code(blocks[i + 1]))]  # a code block keeps its introduction
+        spare = [b for i, b in enumerate(blocks) if b is not core and not is_code(b)
+                 and not (i + 1 < len(blocks) and is_code(blocks[i + 1]))]  # a code block keeps its introduction
         if not spare:
             break
         farthest = max(spare, key=lambda b: abs(blocks.index(b) - blocks.index(core)))
@@ -276,11 +105,7 @@ def _fit(context: AnswerContext, blocks: list[Block], scorer: _Scorer, cap: int)
     return (text, blocks) if len(text) <= cap else ("", [])
 
 
-def _is_code(block: Block) -> bool:
-    return block.kind in (BlockKind.CODE, BlockKind.TABLE)
-
-
-def _render(context: AnswerContext, blocks: list[Block], scorer: _Scorer, *, lines: int = MAX_CODE_LINES,
+def _render(context: AnswerContext, blocks: list[Block], scorer: Scorer, *, lines: int = MAX_CODE_LINES,
             chars: int = MAX_SENTENCE_CHARS) -> str:
     """`**title** [n]`, the section's heading as a label, then the sentences quoted and the code fenced."""
     title = context.title or "Source"
@@ -289,7 +114,7 @@ def _render(context: AnswerContext, blocks: list[Block], scorer: _Scorer, *, lin
     parts: list[str] = []
     quote: list[str] = []
     for i, block in enumerate(blocks):
-        if _is_code(block):
+        if is_code(block):
             parts.extend(["\n".join(quote)] if quote else [])
             parts.append(_code(block, scorer, lines))
             quote = []
@@ -314,7 +139,7 @@ def _escaped(text: str) -> str:
     return "".join(out) + _MARKER.sub(lambda _: "\\[", text[last:])
 
 
-def _clip(text: str, limit: int, scorer: _Scorer) -> str:
+def _clip(text: str, limit: int, scorer: Scorer) -> str:
     """The text, or its best-matching run of whole words within `limit` characters, marked with "…"."""
     if len(text) <= limit:
         return text
@@ -331,7 +156,7 @@ def _clip(text: str, limit: int, scorer: _Scorer) -> str:
     return ("…" if best[0] > 0 else "") + kept + ("…" if best[1] < len(words) else "")
 
 
-def _code(block: Block, scorer: _Scorer, limit: int) -> str:
+def _code(block: Block, scorer: Scorer, limit: int) -> str:
     """A fenced block of at most `limit` lines, or a markdown table with its header and its best rows."""
     lines = [line if len(line) <= MAX_CODE_LINE_CHARS else line[:MAX_CODE_LINE_CHARS].rstrip() + " …"
              for line in block.text.splitlines()]
@@ -345,7 +170,7 @@ def _code(block: Block, scorer: _Scorer, limit: int) -> str:
     return f"{fence}{language}\n{body}\n{fence}"
 
 
-def _best_lines(lines: list[str], scorer: _Scorer, limit: int, *, marks: bool) -> list[str]:
+def _best_lines(lines: list[str], scorer: Scorer, limit: int, *, marks: bool) -> list[str]:
     """At most `limit` lines: all, or the best-matching run (with "…" lines where others were left out)."""
     if len(lines) <= limit:
         return lines

@@ -1,0 +1,187 @@
+"""What an offline extract quotes from one context: the window of sentences that best answers the question,
+with the code it introduces and what follows it, and a second window for the question's terms the first lacks."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from backend.pipeline.excerpts import Block, BlockKind
+from backend.pipeline.text import terms
+
+SENTENCES_PER_CONTEXT = 3
+MAX_LIST_ITEMS = 6
+FOLLOW_CHARS = 700  # what follows the best window in its section: docs restate a question, then answer it
+HEADING_WEIGHT = 0.25
+DENSITY_WEIGHT = 0.3
+BLOCK_COST = 0.1
+LONG_KEY = 50
+_QUESTION_WORDS = frozenset("way possible want need please should would could get make use using".split())
+_EXACT = re.compile(r"`([^`]{2,80})`|\"([^\"]{2,80})\"|(?<![\w.])(-{0,2}[A-Za-z_][\w.:/-]*[\w)]|\d+(?:\.\d+)+|\d{2,})")
+_SPECIAL = re.compile(r"[_.:/()]|\d|[a-z][A-Z]|^[A-Z]{2,}$|^-")
+_REFERRING = re.compile(r"(?:This|That|These|Those|It|They|Such|However|Otherwise|Then|Also)\b")
+
+
+def _stem(term: str) -> str:
+    """A light English stem, so "retries", "retried" and "retrying" match "retry" (and "installation" "install")."""
+    for suffix, replacement, shortest in (("ation", "", 8), ("ies", "y", 5), ("ied", "y", 5), ("ing", "", 6),
+                                          ("ed", "", 5), ("es", "", 5), ("s", "", 4)):
+        if term.endswith(suffix) and len(term) >= shortest and not term.endswith("ss"):
+            if suffix == "es" and not term.endswith(("ses", "xes", "ches", "shes", "zes")):
+                continue
+            term = term[: len(term) - len(suffix)] + replacement
+            break
+    return term[:-1] if term.endswith("e") and len(term) > 4 else term
+
+
+def _stems(text: str) -> frozenset[str]:
+    return frozenset(_stem(t) for t in terms(text))
+
+
+def block_key(block: Block) -> str:
+    """What counts as the same passage: the words, whatever the spacing, case or markup."""
+    return " ".join(re.sub(r"\W+", " ", block.text.casefold()).split())
+
+
+def _seen(key: str, shown: set[str]) -> bool:
+    """Shown already: the same words, or a long shown passage found whole inside it (a sentence merged with
+    another, or a paragraph re-wrapped into one line)."""
+    return key in shown or any(len(old) >= LONG_KEY and old in key for old in shown)
+
+
+class Scorer:
+    """How well blocks match the question: its terms weighted by their rarity among the blocks of the answer's
+    contexts (a word every passage shares counts little), exact identifiers, numbers and quoted names more."""
+
+    def __init__(self, question: str, blocks: Sequence[Block]) -> None:
+        wanted = _stems(question) - _QUESTION_WORDS
+        self._terms: dict[Block, frozenset[str]] = {b: _stems(b.text) & wanted for b in blocks}
+        frequency = Counter(t for found in self._terms.values() for t in found)
+        self.weights = {t: math.log((len(blocks) + 1) / (frequency[t] + 0.5)) for t in wanted}
+        self.exact_weight = max((w for t, w in self.weights.items() if frequency[t]), default=1.0)
+        self._exact = _exact_patterns(question)
+        self._hits = {b: frozenset(i for i, p in enumerate(self._exact) if p.search(b.text)) for b in blocks}
+        self.firsts = {b for i, b in enumerate(blocks) if i == 0 or blocks[i - 1].section != b.section}
+        self._named = {h: sum(1 for p in self._exact if p.search(h)) for h in {b.heading for b in blocks}}
+
+    def base(self, block: Block) -> float:
+        return sum(self.weights.get(t, 0.0) for t in self._terms.get(block, ())) \
+            + self.exact_weight * len(self._hits.get(block, ()))
+
+    def window(self, blocks: Sequence[Block]) -> float:
+        """Distinct terms covered, the section heading's terms, and density; each block past the first costs a
+        little, so a sentence sharing only common words does not pad the window."""
+        covered = frozenset().union(*(self._terms.get(b, frozenset()) for b in blocks))
+        hits = len(frozenset().union(*(self._hits.get(b, frozenset()) for b in blocks)))
+        if blocks[0] in self.firsts:
+            hits += self._named.get(blocks[0].heading, 0)
+        heading = sum(self.weights.get(t, 0.0) for t in _stems(blocks[0].heading))
+        return sum(self.weights.get(t, 0.0) for t in covered) + self.exact_weight * hits \
+            + HEADING_WEIGHT * heading + DENSITY_WEIGHT * sum(self.base(b) for b in blocks) \
+            - BLOCK_COST * self.exact_weight * (len(blocks) - 1)
+
+    def defines(self, block: Block) -> bool:
+        """Its section is headed by a name asked about (`.. py:data:: NAME`): it is quoted from its first sentence."""
+        return self._named.get(block.heading, 0) > 0
+
+    def words(self, text: str) -> float:
+        return sum(self.weights.get(t, 0.0) for t in _stems(text))
+
+
+def _exact_patterns(question: str) -> list[re.Pattern[str]]:
+    """Identifiers (snake_case, dotted, camelCase, CONSTANT, --flag), version numbers and quoted names."""
+    names: dict[str, None] = {}
+    for found in _EXACT.finditer(question):
+        quoted = found.group(1) or found.group(2)
+        token = quoted or found.group(3).rstrip(".:/")
+        if quoted or _SPECIAL.search(token):
+            names.setdefault(token.casefold(), None)
+    return [re.compile(rf"(?<![\w.]){re.escape(name)}(?![\w])", re.IGNORECASE) for name in list(names)[:8]]
+
+
+@dataclass(frozen=True)
+class _Window:
+    start: int
+    end: int
+    score: float
+
+
+def _best_window(blocks: Sequence[Block], scorer: Scorer, shown: set[str]) -> _Window | None:
+    """The best run of consecutive blocks of one section (at most SENTENCES_PER_CONTEXT sentences or items and
+    one code block), none of them shown already; ties go to the earliest, shortest run."""
+    best: _Window | None = None
+    for start, first in enumerate(blocks):
+        if first not in scorer.firsts and scorer.defines(first):
+            continue
+        texts, codes, keys = 0, 0, set()
+        for end in range(start, len(blocks)):
+            block = blocks[end]
+            key = block_key(block)
+            if block.section != first.section or _seen(key, shown) or key in keys:
+                break
+            keys.add(key)
+            codes, texts = (codes + 1, texts) if is_code(block) else (codes, texts + 1)
+            if texts > SENTENCES_PER_CONTEXT or codes > 1:
+                break
+            score = scorer.window(blocks[start : end + 1])
+            if best is None or score > best.score + 1e-9:
+                best = _Window(start, end, score)
+    return best
+
+
+def choose(blocks: Sequence[Block], scorer: Scorer, shown: set[str]) -> list[Block]:
+    """What a context shows: its best window, with the sentence it builds on and the code or list it
+    introduces; nothing when its best window was shown already (by an earlier context)."""
+    unseen = _best_window(blocks, scorer, set())
+    if unseen is None or all(_seen(block_key(b), shown) for b in blocks[unseen.start : unseen.end + 1]):
+        return []
+    window = _best_window(blocks, scorer, shown)
+    if window is None:
+        return []
+    start, end = window.start, window.end
+
+    def inside(i: int) -> bool:
+        return 0 <= i < len(blocks) and blocks[i].section == blocks[start].section
+
+    def free(i: int) -> bool:
+        return inside(i) and not _seen(block_key(blocks[i]), shown)
+
+    first, last = blocks[start], blocks[end]
+    if free(start - 1) and not is_code(blocks[start - 1]) and (
+            is_code(first) or (_REFERRING.match(first.text) and blocks[start - 1].paragraph == first.paragraph)):
+        start -= 1  # the sentence that introduces the code, or that "This"/"It" refers to
+    has_code = any(is_code(b) for b in blocks[start : end + 1])
+    if free(end + 1) and not has_code and is_code(blocks[end + 1]):
+        end += 1  # the code or command right after the sentences belongs to them
+    elif last.introduces:
+        while free(end + 1) and blocks[end + 1].kind is BlockKind.ITEM and end - window.end < MAX_LIST_ITEMS:
+            end += 1
+    elif end == start and free(end + 1) and blocks[end + 1].paragraph == last.paragraph \
+            and blocks[end + 1].kind is BlockKind.SENTENCE:
+        end += 1  # one sentence alone: the next one of its paragraph usually completes it
+    stop = _follow(blocks, start, end, free, inside)
+    return [b for b in blocks[start : stop + 1] if not _seen(block_key(b), shown)]
+
+
+def _follow(blocks: Sequence[Block], start: int, end: int, free: Callable[[int], bool],
+            inside: Callable[[int], bool]) -> int:
+    """The window's end moved over what follows it in its section, over a sentence an earlier context showed
+    (a definition often repeats the prose that cited it); `_fit` drops the farthest first."""
+    size = sum(len(b.text) for b in blocks[start : end + 1])
+    codes = sum(is_code(b) for b in blocks[start : end + 1])
+    while inside(end + 1) and size < FOLLOW_CHARS:
+        if free(end + 1):
+            if is_code(blocks[end + 1]):
+                if codes >= 2:
+                    break
+                codes += 1
+            size += len(blocks[end + 1].text)
+        end += 1
+    return end
+
+
+def is_code(block: Block) -> bool:
+    return block.kind in (BlockKind.CODE, BlockKind.TABLE)

@@ -3,6 +3,7 @@ pretends to be a language model."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator, Sequence
 
@@ -33,6 +34,7 @@ MAX_CONTEXT_CHARS = 40_000
 MAX_ANSWER_CHARS = 2500
 MAX_EXCERPT_CHARS = 1400
 MIN_EXCERPT_CHARS = 300  # kept free for each context still to come, so the first cannot take the whole answer
+EXTRA_CHARS = 350  # kept free in a context's excerpt for its second passage, when it has one
 MAX_SENTENCE_CHARS = 600
 MAX_CODE_LINES = 25
 MAX_CODE_LINE_CHARS = 200
@@ -58,12 +60,16 @@ def _extracts(question: str, contexts: Sequence[AnswerContext]) -> Iterator[str]
     shown: set[str] = set()
     room, quoted = MAX_ANSWER_CHARS - len(NO_LLM_NOTICE), 0
     for position, (context, blocks) in enumerate(zip(candidates, parsed, strict=True)):
-        chosen = choose(blocks, scorer, shown)
+        chosen, extra = choose(blocks, scorer, shown)
         later = min(MAX_CONTEXTS - quoted, len(candidates) - position) - 1
         cap = min(MAX_EXCERPT_CHARS, room - MIN_EXCERPT_CHARS * later)
-        text, quoted_blocks = _fit(context, chosen, scorer, cap) if chosen else ("", [])
+        reserve = EXTRA_CHARS if extra and cap - EXTRA_CHARS >= MIN_EXCERPT_CHARS else 0
+        text, quoted_blocks = _fit(context, chosen, scorer, cap - reserve) if chosen else ("", [])
         if not text:
             continue
+        more, more_blocks = _fit(context, extra, scorer, cap - len(text), after=quoted_blocks[0].heading) \
+            if extra else ("", [])
+        text, quoted_blocks = text + more, quoted_blocks + more_blocks
         shown.update(block_key(b) for b in quoted_blocks)
         room, quoted = room - len(text), quoted + 1
         yield text
@@ -82,11 +88,13 @@ def _blocks(context: AnswerContext) -> list[Block]:
     return segment(text, code=True, language=_LANGUAGES.get(extension, extension))
 
 
-def _fit(context: AnswerContext, blocks: list[Block], scorer: Scorer, cap: int) -> tuple[str, list[Block]]:
+def _fit(context: AnswerContext, blocks: list[Block], scorer: Scorer, cap: int, *,
+         after: str | None = None) -> tuple[str, list[Block]]:
     """The excerpt in at most `cap` characters and the blocks it shows: first fewer sentences (the farthest from
     the best one), then shorter code, then the best block alone, cut at a word; ("", []) when nothing fits."""
     core = max(blocks, key=lambda b: (scorer.base(b), -blocks.index(b)))
-    text = _render(context, blocks, scorer)
+    render = functools.partial(_render, context, after=after)
+    text = render(blocks, scorer)
     while len(text) > cap:
         spare = [b for i, b in enumerate(blocks) if b is not core and not is_code(b)
                  and not (i + 1 < len(blocks) and is_code(blocks[i + 1]))]  # a code block keeps its introduction
@@ -94,20 +102,21 @@ def _fit(context: AnswerContext, blocks: list[Block], scorer: Scorer, cap: int) 
             break
         farthest = max(spare, key=lambda b: abs(blocks.index(b) - blocks.index(core)))
         blocks = [b for b in blocks if b is not farthest]
-        text = _render(context, blocks, scorer)
+        text = render(blocks, scorer)
     for lines in (12, 6):
-        text = _render(context, blocks, scorer, lines=lines) if len(text) > cap else text
+        text = render(blocks, scorer, lines=lines) if len(text) > cap else text
     chars = MAX_SENTENCE_CHARS
     while len(text) > cap and chars >= 80:
         chars -= max(20, len(text) - cap)
         blocks = [core]
-        text = _render(context, blocks, scorer, lines=3, chars=chars)
+        text = render(blocks, scorer, lines=3, chars=chars)
     return (text, blocks) if len(text) <= cap else ("", [])
 
 
 def _render(context: AnswerContext, blocks: list[Block], scorer: Scorer, *, lines: int = MAX_CODE_LINES,
-            chars: int = MAX_SENTENCE_CHARS) -> str:
-    """`**title** [n]`, the section's heading as a label, then the sentences quoted and the code fenced."""
+            chars: int = MAX_SENTENCE_CHARS, after: str | None = None) -> str:
+    """`**title** [n]`, the section's heading as a label, then the sentences quoted and the code fenced; a
+    second passage of the same context (`after` its first, under that heading) starts with "…" instead."""
     title = context.title or "Source"
     heading = " ".join(blocks[0].heading.replace("*", "").replace("`", "").split())[:120]
     label = f" · *{_escaped(heading)}*" if heading and heading.casefold() not in title.casefold() else ""
@@ -127,7 +136,10 @@ def _render(context: AnswerContext, blocks: list[Block], scorer: Scorer, *, line
             text = ("" if starts_sentence(text) else "…") + text + ("" if ends_sentence(text) else "…")
         quote.append(("> - " if block.kind is BlockKind.ITEM else "> ") + _escaped(text))
     parts.extend(["\n".join(quote)] if quote else [])
-    return f"**{title}** [{context.number}]{label}\n" + "\n\n".join(parts) + "\n\n"
+    if after is not None:
+        label = label if blocks[0].heading != after else ""
+    head = f"**{title}** [{context.number}]{label}" if after is None else f"…{label}"
+    return f"{head}\n" + "\n\n".join(parts) + "\n\n"
 
 
 def _escaped(text: str) -> str:

@@ -15,6 +15,9 @@ from backend.pipeline.text import terms
 SENTENCES_PER_CONTEXT = 3
 MAX_LIST_ITEMS = 6
 FOLLOW_CHARS = 700  # what follows the best window in its section: docs restate a question, then answer it
+COMPLEMENT_SHARE = 0.5
+"""A second window is quoted when what it adds weighs at least this share of the rarest question term found (the
+second half of a two-part question is often one or two words: "at the top level instead")."""
 HEADING_WEIGHT = 0.25
 DENSITY_WEIGHT = 0.3
 BLOCK_COST = 0.1
@@ -83,6 +86,18 @@ class Scorer:
             + HEADING_WEIGHT * heading + DENSITY_WEIGHT * sum(self.base(b) for b in blocks) \
             - BLOCK_COST * self.exact_weight * (len(blocks) - 1)
 
+    def covered(self, blocks: Sequence[Block]) -> tuple[frozenset[str], frozenset[int]]:
+        """The question's terms and exact names these blocks hold."""
+        return (frozenset().union(*(self._terms.get(b, frozenset()) for b in blocks)),
+                frozenset().union(*(self._hits.get(b, frozenset()) for b in blocks)))
+
+    def gain(self, blocks: Sequence[Block], known: tuple[frozenset[str], frozenset[int]]) -> float:
+        """What the blocks add to what is `known` (already quoted): the weight of the terms and names only they
+        hold; each block past the first costs a little, as in `window`."""
+        found, hits = self.covered(blocks)
+        return sum(self.weights.get(t, 0.0) for t in found - known[0]) + self.exact_weight * len(hits - known[1]) \
+            - BLOCK_COST * self.exact_weight * (len(blocks) - 1)
+
     def defines(self, block: Block) -> bool:
         """Its section is headed by a name asked about (`.. py:data:: NAME`): it is quoted from its first sentence."""
         return self._named.get(block.heading, 0) > 0
@@ -99,7 +114,10 @@ def _exact_patterns(question: str) -> list[re.Pattern[str]]:
         token = quoted or found.group(3).rstrip(".:/")
         if quoted or _SPECIAL.search(token):
             names.setdefault(token.casefold(), None)
-    return [re.compile(rf"(?<![\w.]){re.escape(name)}(?![\w])", re.IGNORECASE) for name in list(names)[:8]]
+    # A name is also found qualified ("View.init_every_request" for init_every_request); a number is not
+    # found inside another ("1.2" in "11.2" or "0.1.2").
+    return [re.compile(rf"(?<![\w{'.' if name[:1].isdigit() else ''}]){re.escape(name)}(?!\w)", re.IGNORECASE)
+            for name in list(names)[:8]]
 
 
 @dataclass(frozen=True)
@@ -109,10 +127,12 @@ class _Window:
     score: float
 
 
-def _best_window(blocks: Sequence[Block], scorer: Scorer, shown: set[str]) -> _Window | None:
+def _best_window(blocks: Sequence[Block], scorer: Scorer, shown: set[str],
+                 score_of: Callable[[Sequence[Block]], float] | None = None) -> _Window | None:
     """The best run of consecutive blocks of one section (at most SENTENCES_PER_CONTEXT sentences or items and
     one code block), none of them shown already; ties go to the earliest, shortest run."""
     best: _Window | None = None
+    score_of = score_of or scorer.window
     for start, first in enumerate(blocks):
         if first not in scorer.firsts and scorer.defines(first):
             continue
@@ -126,29 +146,43 @@ def _best_window(blocks: Sequence[Block], scorer: Scorer, shown: set[str]) -> _W
             codes, texts = (codes + 1, texts) if is_code(block) else (codes, texts + 1)
             if texts > SENTENCES_PER_CONTEXT or codes > 1:
                 break
-            score = scorer.window(blocks[start : end + 1])
+            score = score_of(blocks[start : end + 1])
             if best is None or score > best.score + 1e-9:
                 best = _Window(start, end, score)
     return best
 
 
-def choose(blocks: Sequence[Block], scorer: Scorer, shown: set[str]) -> list[Block]:
-    """What a context shows: its best window, with the sentence it builds on and the code or list it
-    introduces; nothing when its best window was shown already (by an earlier context)."""
+def choose(blocks: Sequence[Block], scorer: Scorer, shown: set[str]) -> tuple[list[Block], list[Block]]:
+    """What a context shows: its best window, with the sentence it builds on, the code or list it introduces
+    and what follows it; then, apart, the window holding most of the question's terms and names that the first
+    one lacks (the second half of a two-part question), when it adds enough. ([], []) when the context's best
+    window was shown already (by an earlier context)."""
     unseen = _best_window(blocks, scorer, set())
     if unseen is None or all(_seen(block_key(b), shown) for b in blocks[unseen.start : unseen.end + 1]):
-        return []
+        return [], []
     window = _best_window(blocks, scorer, shown)
     if window is None:
+        return [], []
+    start, end = _extend(blocks, window, shown)
+    stop = _follow(blocks, start, end, shown)
+    first = [b for b in blocks[start : stop + 1] if not _seen(block_key(b), shown)]
+    return first, _complement(blocks, scorer, shown | {block_key(b) for b in blocks[start : stop + 1]}, first)
+
+
+def _complement(blocks: Sequence[Block], scorer: Scorer, shown: set[str], first: list[Block]) -> list[Block]:
+    """The window adding most of what `first` lacks, extended like the first; [] when it adds too little."""
+    known = scorer.covered(first)
+    window = _best_window(blocks, scorer, shown, lambda run: scorer.gain(run, known))
+    if window is None or window.score < COMPLEMENT_SHARE * scorer.exact_weight:
         return []
+    start, end = _extend(blocks, window, shown)
+    return [b for b in blocks[start : end + 1] if not _seen(block_key(b), shown)]
+
+
+def _extend(blocks: Sequence[Block], window: _Window, shown: set[str]) -> tuple[int, int]:
+    """The window with the sentence it builds on, and the code or list it introduces."""
     start, end = window.start, window.end
-
-    def inside(i: int) -> bool:
-        return 0 <= i < len(blocks) and blocks[i].section == blocks[start].section
-
-    def free(i: int) -> bool:
-        return inside(i) and not _seen(block_key(blocks[i]), shown)
-
+    free = _free(blocks, start, shown)
     first, last = blocks[start], blocks[end]
     if free(start - 1) and not is_code(blocks[start - 1]) and (
             is_code(first) or (_REFERRING.match(first.text) and blocks[start - 1].paragraph == first.paragraph)):
@@ -162,25 +196,37 @@ def choose(blocks: Sequence[Block], scorer: Scorer, shown: set[str]) -> list[Blo
     elif end == start and free(end + 1) and blocks[end + 1].paragraph == last.paragraph \
             and blocks[end + 1].kind is BlockKind.SENTENCE:
         end += 1  # one sentence alone: the next one of its paragraph usually completes it
-    stop = _follow(blocks, start, end, free, inside)
-    return [b for b in blocks[start : stop + 1] if not _seen(block_key(b), shown)]
+    return start, end
 
 
-def _follow(blocks: Sequence[Block], start: int, end: int, free: Callable[[int], bool],
-            inside: Callable[[int], bool]) -> int:
+def _inside(blocks: Sequence[Block], start: int) -> Callable[[int], bool]:
+    return lambda i: 0 <= i < len(blocks) and blocks[i].section == blocks[start].section
+
+
+def _free(blocks: Sequence[Block], start: int, shown: set[str]) -> Callable[[int], bool]:
+    inside = _inside(blocks, start)
+    return lambda i: inside(i) and not _seen(block_key(blocks[i]), shown)
+
+
+def _follow(blocks: Sequence[Block], start: int, end: int, shown: set[str]) -> int:
     """The window's end moved over what follows it in its section, over a sentence an earlier context showed
-    (a definition often repeats the prose that cited it); `_fit` drops the farthest first."""
+    (a definition often repeats the prose that cited it); `_fit` drops the farthest first. It never ends on a
+    sentence announcing code it leaves out ("The following are equivalent:")."""
+    inside, free = _inside(blocks, start), _free(blocks, start, shown)
     size = sum(len(b.text) for b in blocks[start : end + 1])
     codes = sum(is_code(b) for b in blocks[start : end + 1])
-    while inside(end + 1) and size < FOLLOW_CHARS:
-        if free(end + 1):
-            if is_code(blocks[end + 1]):
+    last = end
+    while inside(last + 1) and size < FOLLOW_CHARS:
+        if free(last + 1):
+            if is_code(blocks[last + 1]):
                 if codes >= 2:
                     break
                 codes += 1
-            size += len(blocks[end + 1].text)
-        end += 1
-    return end
+            size += len(blocks[last + 1].text)
+        last += 1
+    while last > end and blocks[last].introduces and inside(last + 1) and is_code(blocks[last + 1]):
+        last -= 1
+    return last
 
 
 def is_code(block: Block) -> bool:

@@ -50,7 +50,8 @@ _TABLE = re.compile(r"\s*(?:\|.*\||\+[-=+]{3,}\+?)\s*")
 _SIMPLE_TABLE = re.compile(r"\s*=+(?:\s+=+)+\s*")
 _RST_MARKERS = re.compile(r"^\.\.\s+[\w:-]+?\u200b?::|::\s*$|(?<!`)``[^`\s]|:\w+\u200b?:`", re.MULTILINE)
 # A "~~~" fence only with a language: a bare row of tildes is as likely a reST title's underline.
-_MD_MARKERS = re.compile(r"^ {0,3}(?:```|~~~+[ \t]*\w|#{1,6} )", re.MULTILINE)
+# A line of four or more backticks alone is a reST title's underline, not a markdown fence.
+_MD_MARKERS = re.compile(r"^ {0,3}(?:```(?:[^`\n]|[ \t]*$)|~~~+[ \t]*\w|#{1,6} )", re.MULTILINE)
 _CODE_DIRECTIVES = frozenset({"code-block", "code", "sourcecode", "literalinclude", "doctest", "prompt"})
 _PROSE_DIRECTIVES = frozenset({"note", "warning", "tip", "important", "hint", "caution", "attention", "danger",
                                "error", "admonition", "seealso", "versionadded", "versionchanged", "deprecated",
@@ -394,4 +395,6 @@ def _inline(text: str, *, rst: bool) -> str:
     text = re.sub(r"``(.+?)``", r"`\1`", text)
     text = re.sub(r"`([^`<]+?)\s*<[^`>]+>`__?", r"\1", text)
     text = re.sub(r"`([^`]+)`__?(?!\w)", r"\1", text)
-    return re.sub(r"\s*::$", ":", text)  # "Run this::" reads "Run this:" and still introduces its literal block
+    # "Run this::" reads "Run this:" and still introduces its literal block; after a space ("slash. ::") the
+    # marker shows nothing.
+    return re.sub(r"::$", ":", re.sub(r"\s+::$", "", text))

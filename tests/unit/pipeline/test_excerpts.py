@@ -159,3 +159,15 @@ def test_a_sentence_may_start_with_a_code_span() -> None:
 def test_deeply_indented_input_is_read_without_recursing_without_bound() -> None:
     text = ".. note::\n\n" + "".join(" " * i + ".. note::\n\n" for i in range(1, 400)) + " " * 400 + "Deep text."
     assert segment(text)[-1].text.endswith("Deep text.")  # past a few levels the rest reads as one paragraph
+
+
+def test_a_rest_title_underlined_with_backticks_leaves_the_passage_rest() -> None:
+    text = ("Unique URLs\n```````````\n\nThe two rules differ in their use of a trailing slash. ::\n\n"
+            "    @app.route('/projects/')\n    def projects(): ...\n\nThe ``projects`` endpoint has a trailing slash.\n")
+    blocks = segment(text)
+    assert kinds(blocks) == [
+        ("sentence", "The two rules differ in their use of a trailing slash."),  # " ::" after a space shows nothing
+        ("code", "@app.route('/projects/')\ndef projects(): ..."),
+        ("sentence", "The `projects` endpoint has a trailing slash."),
+    ]
+    assert {b.heading for b in blocks} == {"Unique URLs"}

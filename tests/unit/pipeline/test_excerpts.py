@@ -163,7 +163,8 @@ def test_deeply_indented_input_is_read_without_recursing_without_bound() -> None
 
 def test_a_rest_title_underlined_with_backticks_leaves_the_passage_rest() -> None:
     text = ("Unique URLs\n```````````\n\nThe two rules differ in their use of a trailing slash. ::\n\n"
-            "    @app.route('/projects/')\n    def projects(): ...\n\nThe ``projects`` endpoint has a trailing slash.\n")
+            "    @app.route('/projects/')\n    def projects(): ...\n\n"
+            "The ``projects`` endpoint has a trailing slash.\n")
     blocks = segment(text)
     assert kinds(blocks) == [
         ("sentence", "The two rules differ in their use of a trailing slash."),  # " ::" after a space shows nothing

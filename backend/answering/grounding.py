@@ -5,14 +5,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from backend.adapters.embeddings.local_minilm import general_vocabulary
 from backend.pipeline.answer_types import GradeInput
 from backend.pipeline.contexts import Context
 from backend.pipeline.llm_types import Usage
 from backend.pipeline.ports import Answerer
 from backend.pipeline.rerank_local import query_terms
-from backend.pipeline.support import Support, Vocabulary, name_terms, support
+from backend.pipeline.support import Support, Vocabulary, coined_words, name_terms, support
 from backend.retrieval.services import Retrieval
-from backend.sources.term_stats import term_frequencies
+from backend.sources.term_stats import misspelt_terms, term_frequencies
 
 
 @dataclass(frozen=True)
@@ -43,9 +44,14 @@ def grades(answerer: Answerer, question: str, contexts: list[Context]) -> tuple[
 
 
 def vocabulary_for(guru_id: int, query: str) -> Vocabulary:
-    """How often the guru's live chunks hold each of the query's terms."""
-    counts = term_frequencies(guru_id, list(dict.fromkeys([*query_terms(query), *name_terms(query)])))
-    return Vocabulary(chunks=counts.chunks, df=counts.df, complete=counts.complete)
+    """How often the guru's live chunks hold each of the query's terms, and which of its coined words the guru
+    lacks only as a misspelling."""
+    coined = coined_words(query, general_vocabulary())
+    counts = term_frequencies(guru_id, list(dict.fromkeys([*query_terms(query), *name_terms(query), *coined])))
+    misspelt = misspelt_terms(guru_id, [term for term in coined if not counts.df.get(term)]) if counts.complete \
+        else set()
+    return Vocabulary(chunks=counts.chunks, df=counts.df, complete=counts.complete, coined=tuple(coined),
+                      misspelt=frozenset(misspelt))
 
 
 def ground(answerer: Answerer, question: str, retrieval: Retrieval, *, guru_id: int, query: str,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from backend.pipeline.rerank_local import _stem, content_tokens, query_terms, tokenize
@@ -70,6 +70,33 @@ def name_terms(question: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+COINED_PIECES = 3
+"""A lower-case word that a general English word-piece vocabulary (the embedder's) can only spell in this many
+pieces or more is a coined technical name ("memcached", "logrotate", "kafka"): people write those in lower case
+as often as not. Everyday words, even ones a guru never uses ("laptop", "grey", "wifi"), take one or two."""
+_LOWER_WORD = re.compile(r"(?<![\w.-])[a-z]{3,}(?![\w.-])")
+
+
+def word_pieces(word: str, vocabulary: Container[str]) -> int:
+    """How many WordPiece pieces `word` takes (greedy longest match first, continuations written "##…"); a word
+    with no first piece counts as its length."""
+    start, pieces = 0, 0
+    while start < len(word):
+        end = len(word)
+        while end > start and (word[start:end] if start == 0 else f"##{word[start:end]}") not in vocabulary:
+            end -= 1
+        if end == start:
+            return max(len(word), COINED_PIECES)
+        start, pieces = end, pieces + 1
+    return pieces
+
+
+def coined_words(question: str, vocabulary: Container[str]) -> list[str]:
+    """The question's lower-case coined words (see COINED_PIECES), stemmed as the guru's counts are."""
+    words = [w for w in _LOWER_WORD.findall(question) if word_pieces(w, vocabulary) >= COINED_PIECES]
+    return list(dict.fromkeys(_stem(w) for w in words if content_tokens([_stem(w)])))
+
+
 @dataclass(frozen=True)
 class Vocabulary:
     """Document frequencies of the question's terms over the guru's live chunks (see sources.term_stats)."""
@@ -78,6 +105,10 @@ class Vocabulary:
     df: Mapping[str, int]
     complete: bool
     """Every live source has current counts; otherwise a term not counted may still be in the guru."""
+    coined: tuple[str, ...] = ()
+    """The question's coined words (`coined_words`): absent from the guru, they count as an absent name."""
+    misspelt: frozenset[str] = frozenset()
+    """Coined words the guru lacks that are a typo away from a word it holds: not absent, only misspelt."""
 
 
 @dataclass(frozen=True)
@@ -149,7 +180,9 @@ def support_signals(question: str, texts: Sequence[str], scores: Sequence[float]
     held = sum(w for t, (w, _) in weights.items() if t in evidence)
     missing = sum(w for w, known in weights.values() if not known)
     counted = vocabulary is not None and vocabulary.complete and vocabulary.chunks > 0
-    absent = [n for n in name_terms(question) if counted and not vocabulary.df.get(n, 0)]  # type: ignore[union-attr]
+    asked = [*name_terms(question), *(vocabulary.coined if vocabulary is not None else ())]
+    absent = [n for n in asked if counted and not vocabulary.df.get(n, 0)  # type: ignore[union-attr]
+              and n not in vocabulary.misspelt]  # type: ignore[union-attr]
     return {"best": max(scores) if scores else 0.0, "held": held / total if total else 1.0,
             "missing": missing / total if total else 0.0, "absent_name": 1.0 if absent else 0.0}
 

@@ -107,3 +107,22 @@ def same_content(left: tuple[str, frozenset[tuple[str, ...]]], right: tuple[str,
 def near_identical(left: str, right: str, *, threshold: float = NEAR_IDENTICAL) -> bool:
     """Whether two texts are the same content (see same_content)."""
     return same_content(content_key(left), content_key(right), threshold=threshold)
+
+
+def within_edits(left: str, right: str, limit: int) -> bool:
+    """Whether `right` is at most `limit` edits from `left` (insert, delete, substitute, or swap two neighbours:
+    the typos people make), computed only where it can still be within the limit."""
+    if abs(len(left) - len(right)) > limit:
+        return False
+    before: list[int] = []
+    previous = list(range(len(right) + 1))
+    for i, a in enumerate(left, start=1):
+        current = [i] + [0] * len(right)
+        for j, b in enumerate(right, start=1):
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a != b))
+            if i > 1 and j > 1 and a == right[j - 2] and left[i - 2] == b:
+                current[j] = min(current[j], before[j - 2] + 1)
+        if min(current) > limit:
+            return False
+        before, previous = previous, current
+    return previous[-1] <= limit

@@ -14,6 +14,7 @@ from django.db.models import Sum
 from backend.adapters import registry
 from backend.core.tasks import enqueue_on_commit
 from backend.pipeline.support import text_terms
+from backend.pipeline.text import within_edits
 from backend.pipeline.types import SUMMARY_GENERATION
 from backend.sources.models import DataSource, SourceTerm, SourceTermStats
 from backend.sources.summaries import collection_name
@@ -29,6 +30,8 @@ MAX_SOURCE_CHUNKS = 20_000
 less certain. One index run writes at most OPENGURU_SOURCE_MAX_CHUNKS (20,000 by default), so only a repository
 grown by many syncs, or a raised bound, gets there."""
 INSERT_BATCH = 1000
+MAX_SPELLING_CANDIDATES = 5000
+"""Terms read per word checked for a typo (those sharing its first two letters)."""
 
 
 @dataclass(frozen=True)
@@ -132,3 +135,21 @@ def term_frequencies(guru_id: int, terms: Sequence[str]) -> TermFrequencies:
         df.update({term: int(total) for term, total in found})
     return TermFrequencies(chunks=sum(row[5] or 0 for row in rows), df=df,
                            complete=all(_current(*row[1:5]) for row in rows))
+
+
+def misspelt_terms(guru_id: int, terms: Sequence[str]) -> set[str]:
+    """Of `terms` (words the guru's counts lack), those one typo (two, from eight letters) from a term it holds:
+    "blueprnt" is "blueprint" misspelt, not a thing the guru never mentions. A typo in the first two letters is
+    not looked for (one bounded read per word)."""
+    sources = list(DataSource.objects.filter(guru_id=guru_id, indexed_generation__isnull=False)
+                   .values_list("pk", flat=True))
+    found = set()
+    for term in terms[:MAX_QUERY_TERMS]:
+        if len(term) < 4 or not sources:
+            continue
+        known = (SourceTerm.objects.filter(source_id__in=sources, term__startswith=term[:2])
+                 .order_by().values_list("term", flat=True).distinct()[:MAX_SPELLING_CANDIDATES])
+        limit = 2 if len(term) >= 8 else 1
+        if any(within_edits(term, other, limit) for other in known):
+            found.add(term)
+    return found

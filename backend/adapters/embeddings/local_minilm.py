@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import os
 import threading
 from collections.abc import Sequence
@@ -132,6 +133,13 @@ class LocalMiniLMEmbedder:
 
     def embed_query(self, text: str) -> list[float]:
         return self.embed_documents([text])[0]
+
+
+@functools.cache
+def general_vocabulary(path: Path = TOKENIZER_PATH) -> frozenset[str]:
+    """The tokenizer's word pieces: a general English vocabulary (from books and an encyclopedia), by which the
+    trust step tells a coined technical word from an everyday one (pipeline.support.coined_words)."""
+    return frozenset(json.loads(path.read_text(encoding="utf-8"))["model"]["vocab"])
 
 
 @functools.cache

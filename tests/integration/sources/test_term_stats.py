@@ -13,7 +13,7 @@ from backend.gurus.models import Guru
 from backend.pipeline.rerank_local import query_terms
 from backend.sources.models import DataSource, SourceKind, SourceStatus, SourceTerm, SourceTermStats
 from backend.sources.services import source_create, source_delete, source_schedule_index
-from backend.sources.term_stats import TermFrequencies, term_frequencies, term_stats_recover
+from backend.sources.term_stats import TermFrequencies, misspelt_terms, term_frequencies, term_stats_recover
 from tests.fakes.site_server import Reply, SiteFake
 from tests.integration.sources.source_support import index_source
 from tests.support.gitrepo import commit_all, git, init_repo, write_files
@@ -126,3 +126,12 @@ def test_a_repository_sync_in_place_is_recounted(
         source_schedule_index(source=DataSource.objects.get(pk=source.pk))
     found = _ask(guru, "zebra flamingo heron")
     assert found.complete and found.df == {"zebra": 1, "flamingo": 0, "heron": 1}
+
+
+def test_a_word_one_typo_from_a_counted_term_is_misspelt_not_absent(
+    guru: Guru, collection: str, site: SiteFake, django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks,
+) -> None:
+    _page(django_capture_on_commit_callbacks, guru, site, "/scheduler", "The scheduler runs crontab entries hourly.")
+    # "schedulre" swaps two letters, "crontabb" adds one; "memcach" and "kafka" are nowhere near a counted term.
+    assert misspelt_terms(guru.pk, ["schedulre", "crontabb", "memcach", "kafka"]) == {"schedulre", "crontabb"}
+    assert misspelt_terms(guru.pk, []) == set()

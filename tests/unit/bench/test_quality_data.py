@@ -16,8 +16,9 @@ from backend.evaluation.sets import parse_jsonl
 DATA = Path(__file__).resolve().parents[3] / "bench" / "data" / "quality"
 CORPUS = DATA / "flask"
 KEYS = {"question", "expected_sources", "expected_facts", "refusal_kind", "category", "history", "holdout"}
-# The mix issue #19 asks for; each category may be off by two.
-TARGETS = {"lexical": 18, "semantic": 14, "multi-page": 10, "follow-up": 3, "unrelated": 8, "near-miss": 12}
+# The mix issue #19 asks for, with near misses whose subject is a plain lower-case word (and symptom questions
+# holding such words in passing) added later; each category may be off by two.
+TARGETS = {"lexical": 18, "semantic": 16, "multi-page": 10, "follow-up": 3, "unrelated": 8, "near-miss": 21}
 REFUSALS = {"unrelated": "unrelated", "near-miss": "near_miss"}
 
 

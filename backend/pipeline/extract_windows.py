@@ -77,8 +77,8 @@ class Scorer:
     def window(self, blocks: Sequence[Block]) -> float:
         """Distinct terms covered, the section heading's terms, and density; each block past the first costs a
         little, so a sentence sharing only common words does not pad the window."""
-        covered = frozenset().union(*(self._terms.get(b, frozenset()) for b in blocks))
-        hits = len(frozenset().union(*(self._hits.get(b, frozenset()) for b in blocks)))
+        covered, found = self.covered(blocks)
+        hits = len(found)
         if blocks[0] in self.firsts:
             hits += self._named.get(blocks[0].heading, 0)
         heading = sum(self.weights.get(t, 0.0) for t in _stems(blocks[0].heading))

@@ -104,11 +104,9 @@ def _fraction(terms: Collection[Hashable], field: Container[Hashable]) -> float:
 
 
 def _weighted_fraction(weights: Mapping[str, float], field: Container[str]) -> float:
-    """Share of the query's term weight the field holds (every term counts equally when all weights are 0)."""
+    """Share of the query's term weight the field holds (IDF weights are never 0, so only no terms gives 0)."""
     total = sum(weights.values())
-    if total <= 0:
-        return _fraction(list(weights), field)
-    return sum(weight for term, weight in weights.items() if term in field) / total
+    return sum(weight for term, weight in weights.items() if term in field) / total if total else 0.0
 
 
 def _bigram_fraction(terms: Sequence[str], tokens: Sequence[str]) -> float:
@@ -124,18 +122,19 @@ def candidate_idf(terms: Sequence[str], documents: Sequence[Container[str]]) -> 
     return {t: math.log(1 + (len(documents) - (n := sum(t in d for d in documents)) + 0.5) / (n + 0.5)) for t in terms}
 
 
-def bm25_scores(terms: Sequence[str], documents: Sequence[Sequence[str]], *, k1: float, b: float) -> list[float]:
-    """BM25 with IDF and average length taken over the candidates, divided by its ceiling so it lies in [0, 1)."""
-    if not terms or not documents:
+def bm25_scores(idf: Mapping[str, float], documents: Sequence[Sequence[str]], *, k1: float,
+                b: float) -> list[float]:
+    """BM25 of the terms of `idf` (see candidate_idf), average length taken over the candidates, divided by its
+    ceiling so it lies in [0, 1)."""
+    if not idf or not documents:
         return [0.0] * len(documents)
     counts = [Counter(document) for document in documents]
     average_length = max(sum(len(document) for document in documents) / len(documents), 1.0)
-    idf = candidate_idf(terms, counts)
     ceiling = sum(idf.values()) * (k1 + 1)
     scores = []
     for count, document in zip(counts, documents, strict=True):
         norm = k1 * (1 - b + b * len(document) / average_length)
-        scores.append(sum(idf[t] * count[t] * (k1 + 1) / (count[t] + norm) for t in terms if count[t]) / ceiling)
+        scores.append(sum(w * count[t] * (k1 + 1) / (count[t] + norm) for t, w in idf.items() if count[t]) / ceiling)
     return scores
 
 
@@ -215,8 +214,8 @@ class LocalFusionReranker:
         phrase_terms = content_tokens(tokenize(query))
         fields = [(tokenize(p.title), tokenize(p.text)) for p in passages]
         documents = [title + text for title, text in fields]
-        bm25 = bm25_scores(terms, documents, k1=w.bm25_k1, b=w.bm25_b)
         rarity = candidate_idf(terms, [set(document) for document in documents])
+        bm25 = bm25_scores(rarity, documents, k1=w.bm25_k1, b=w.bm25_b)
         cosines = cosine_scores(query_vector, passages) if query_vector is not None else [None] * len(passages)
         first_stage = _first_stage_ranks(passages) if w.first_stage else [0.0] * len(passages)
         results = []

@@ -93,8 +93,8 @@ def word_pieces(word: str, vocabulary: Container[str]) -> int:
 
 def coined_words(question: str, vocabulary: Container[str]) -> list[str]:
     """The question's lower-case coined words (see COINED_PIECES), stemmed as the guru's counts are."""
-    words = [w for w in _LOWER_WORD.findall(question) if word_pieces(w, vocabulary) >= COINED_PIECES]
-    return list(dict.fromkeys(_stem(w) for w in words if content_tokens([_stem(w)])))
+    stems = [_stem(w) for w in _LOWER_WORD.findall(question) if word_pieces(w, vocabulary) >= COINED_PIECES]
+    return list(dict.fromkeys(content_tokens(stems)))
 
 
 @dataclass(frozen=True)
@@ -179,10 +179,10 @@ def support_signals(question: str, texts: Sequence[str], scores: Sequence[float]
     evidence = set().union(*(text_terms(texts[i]) for i in kept)) if kept else set()
     held = sum(w for t, (w, _) in weights.items() if t in evidence)
     missing = sum(w for w, known in weights.values() if not known)
-    counted = vocabulary is not None and vocabulary.complete and vocabulary.chunks > 0
-    asked = [*name_terms(question), *(vocabulary.coined if vocabulary is not None else ())]
-    absent = [n for n in asked if counted and not vocabulary.df.get(n, 0)  # type: ignore[union-attr]
-              and n not in vocabulary.misspelt]  # type: ignore[union-attr]
+    absent: list[str] = []
+    if vocabulary is not None and vocabulary.complete and vocabulary.chunks > 0:  # absence is known
+        absent = [n for n in [*name_terms(question), *vocabulary.coined]
+                  if not vocabulary.df.get(n, 0) and n not in vocabulary.misspelt]
     return {"best": max(scores) if scores else 0.0, "held": held / total if total else 1.0,
             "missing": missing / total if total else 0.0, "absent_name": 1.0 if absent else 0.0}
 

@@ -141,13 +141,12 @@ def misspelt_terms(guru_id: int, terms: Sequence[str]) -> set[str]:
     """Of `terms` (words the guru's counts lack), those one typo (two, from eight letters) from a term it holds:
     "blueprnt" is "blueprint" misspelt, not a thing the guru never mentions. A typo in the first two letters is
     not looked for (one bounded read per word)."""
-    sources = list(DataSource.objects.filter(guru_id=guru_id, indexed_generation__isnull=False)
-                   .values_list("pk", flat=True))
     found = set()
     for term in terms[:MAX_QUERY_TERMS]:
-        if len(term) < 4 or not sources:
+        if len(term) < 4:
             continue
-        known = (SourceTerm.objects.filter(source_id__in=sources, term__startswith=term[:2])
+        known = (SourceTerm.objects.filter(source__guru_id=guru_id, source__indexed_generation__isnull=False,
+                                           term__startswith=term[:2])
                  .order_by().values_list("term", flat=True).distinct()[:MAX_SPELLING_CANDIDATES])
         limit = 2 if len(term) >= 8 else 1
         if any(within_edits(term, other, limit) for other in known):

@@ -163,7 +163,7 @@ def choose(blocks: Sequence[Block], scorer: Scorer, shown: set[str]) -> tuple[li
     window = _best_window(blocks, scorer, shown)
     if window is None:
         return [], []
-    start, end = _extend(blocks, window, shown)
+    start, end = _extend(blocks, window, shown, scorer)
     stop = _follow(blocks, start, end, shown)
     first = [b for b in blocks[start : stop + 1] if not _seen(block_key(b), shown)]
     return first, _complement(blocks, scorer, shown | {block_key(b) for b in blocks[start : stop + 1]}, first)
@@ -175,11 +175,11 @@ def _complement(blocks: Sequence[Block], scorer: Scorer, shown: set[str], first:
     window = _best_window(blocks, scorer, shown, lambda run: scorer.gain(run, known))
     if window is None or window.score < COMPLEMENT_SHARE * scorer.exact_weight:
         return []
-    start, end = _extend(blocks, window, shown)
+    start, end = _extend(blocks, window, shown, scorer)
     return [b for b in blocks[start : end + 1] if not _seen(block_key(b), shown)]
 
 
-def _extend(blocks: Sequence[Block], window: _Window, shown: set[str]) -> tuple[int, int]:
+def _extend(blocks: Sequence[Block], window: _Window, shown: set[str], scorer: Scorer) -> tuple[int, int]:
     """The window with the sentence it builds on, and the code or list it introduces."""
     start, end = window.start, window.end
     free = _free(blocks, start, shown)
@@ -196,6 +196,8 @@ def _extend(blocks: Sequence[Block], window: _Window, shown: set[str]) -> tuple[
     elif end == start and free(end + 1) and blocks[end + 1].paragraph == last.paragraph \
             and blocks[end + 1].kind is BlockKind.SENTENCE:
         end += 1  # one sentence alone: the next one of its paragraph usually completes it
+        if not has_code and free(end + 1) and is_code(blocks[end + 1]) and scorer.base(blocks[end + 1]) > 0:
+            end += 1  # and the code right after it, when that code is about the question too
     return start, end
 
 

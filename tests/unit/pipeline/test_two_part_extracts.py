@@ -91,3 +91,40 @@ def test_a_qualified_name_is_an_exact_hit_and_a_number_is_not_found_inside_anoth
     scorer = Scorer("What does reuse_instance do since version 1.2?", blocks)
     assert scorer.covered(blocks[:1])[1]
     assert not scorer.covered(blocks[1:])[1]
+
+
+SHIPPING = """Shipping the Project
+--------------------
+
+When you want to run the project on another machine, you build an *archive*
+(``.tgz``) file. Install and use the ``bundle`` tool to do this.
+
+.. code-block:: none
+
+    $ pip install bundle
+    $ python -m bundle --archive
+
+Copy the file to the other machine and unpack it there.
+
+Serving in Production
+---------------------
+
+The development server is not made for production. Instead, use a real
+server. Install Porter in the environment and tell it to call the
+application factory to get an application object.
+
+.. code-block:: none
+
+    $ porter-serve --call 'project:create_app'
+
+Porter is only an example, chosen because it runs everywhere. There are many
+more servers and deployment options that you may choose for your project.
+"""
+
+
+def test_a_second_passage_keeps_the_command_right_after_the_sentence_that_completes_it() -> None:
+    text = answer("How do I build an archive of my project and then serve it in production with Porter?",
+                  ("Deploy", SHIPPING))
+    assert "porter-serve --call" in text
+    assert "you build an *archive* (`.tgz`) file." in text
+    assert "$ python -m bundle --archive" in text  # the command the completing sentence announces

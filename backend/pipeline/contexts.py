@@ -23,6 +23,8 @@ class ScoredChunk:
     text: str
     metadata: dict[str, Any]
     score: float
+    selection: float | None = None
+    """What decides whether its document makes the cut, when the reranker gives it (see RerankResult)."""
 
 
 @dataclass(frozen=True)
@@ -164,6 +166,10 @@ def build_contexts(chunks: Sequence[ScoredChunk], *, max_documents: int, chunks_
         by_document.setdefault((chunk.source_id, str(chunk.metadata.get("doc_key", ""))), []).append(chunk)
     merged = [_one_per_document([_merge_run(run) for run in _runs(group[:chunks_per_document])])
               for group in by_document.values()]
-    distinct = collapse_duplicates(sorted(merged, key=lambda c: (-c.score, c.source_id)))  # ties: oldest source
+    selection = {f"{source}:{key}": max(c.score if c.selection is None else c.selection for c in group)
+                 for (source, key), group in by_document.items()}
+    ranked = sorted(merged, key=lambda c: (-selection.get(c.document, c.score), c.source_id))  # ties: oldest source
+    distinct = collapse_duplicates(ranked)
     chosen = list(dict.fromkeys(c.document for c in distinct))[:max_documents]
-    return [c for c in distinct if c.document in chosen]
+    # The chosen ones in the order of their own grades: the best-graded passage is still quoted first.
+    return sorted((c for c in distinct if c.document in chosen), key=lambda c: (-c.score, c.source_id))

@@ -94,7 +94,10 @@ class Passage:
 
 @dataclass(frozen=True)
 class RerankResult:
-    """A passage's index in the request and its relevance in [0, 1]."""
+    """A passage's index in the request and its relevance in [0, 1]; `selection`, when a reranker gives one,
+    decides which documents make the cut instead (see LocalFusionReranker's relevance feedback), while `score`
+    stays the grade every threshold and the trust step read."""
 
     index: int
     score: float
+    selection: float | None = None

@@ -90,7 +90,8 @@ def retrieve(*, guru: Guru, query: str, rerank_threshold: float) -> Retrieval:
     start = time.perf_counter()
     reranked = _reranked(query, query_vector, candidates)
     if breadth.about_subject and root:
-        reranked = [replace(c, score=max(c.score, SUBJECT_SUPPORT)) if c.chunk_id == root else c for c in reranked]
+        reranked = [replace(c, score=max(c.score, SUBJECT_SUPPORT), selection=None) if c.chunk_id == root else c
+                    for c in reranked]
     scored = [c for c in reranked if c.score >= rerank_threshold]
     timings["rerank_ms"] = _ms(start)
     found = live_only(scored, live, summaries)
@@ -110,7 +111,8 @@ def _reranked(query: str, query_vector: list[float], candidates: list[HybridHit]
     return [
         ScoredChunk(chunk_id=candidates[r.index].hit.chunk_id, source_id=candidates[r.index].hit.source_id,
                     generation=candidates[r.index].hit.generation, kind=candidates[r.index].hit.kind,
-                    text=candidates[r.index].hit.text, metadata=candidates[r.index].hit.metadata, score=r.score)
+                    text=candidates[r.index].hit.text, metadata=candidates[r.index].hit.metadata, score=r.score,
+                    selection=r.selection)
         for r in results
     ]
 

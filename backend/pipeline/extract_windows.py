@@ -226,6 +226,11 @@ def _follow(blocks: Sequence[Block], start: int, end: int, shown: set[str]) -> i
                 codes += 1
             size += len(blocks[last + 1].text)
         last += 1
+    if codes == 0:  # the prose it stopped in ends with an example: the rest of that paragraph and the example
+        ahead = last + 1
+        while inside(ahead) and not is_code(blocks[ahead]) and blocks[ahead].paragraph == blocks[last].paragraph:
+            ahead += 1
+        last = ahead if free(ahead) and is_code(blocks[ahead]) else last
     while last > end and blocks[last].introduces and inside(last + 1) and is_code(blocks[last + 1]):
         last -= 1
     return last

@@ -115,6 +115,10 @@ class VectorStore(Protocol):
         """
         ...
 
+    def chunks(self, name: str, ids: Sequence[str]) -> list[Hit]:
+        """The chunks with these ids that exist (text and metadata, no vector, score 0), in no particular order."""
+        ...
+
     def search_hybrid(
         self, name: str, *, query_text: str, query_vector: Sequence[float], top_k: int, candidates: int = 50,
         live: Mapping[int, int] | None = None, summaries: Collection[int] = (),

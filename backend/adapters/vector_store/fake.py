@@ -143,6 +143,11 @@ class InMemoryVectorStore:
                     if c.source_id == source_id and c.generation == generation and contains in c.text]
         return [_hit(c, 0.0) for c in rows[:limit]]
 
+    def chunks(self, name: str, ids: Sequence[str]) -> list[Hit]:
+        with self._lock:
+            rows = self._get(name).rows
+            return [_hit(rows[cid], 0.0) for cid in dict.fromkeys(ids) if cid in rows]
+
     def search_hybrid(
         self, name: str, *, query_text: str, query_vector: Sequence[float], top_k: int, candidates: int = 50,
         live: Mapping[int, int] | None = None, summaries: Collection[int] = (),

@@ -303,6 +303,12 @@ class MilvusVectorStore:
             iterator.close()
         return found[:limit]
 
+    def chunks(self, name: str, ids: Sequence[str]) -> list[Hit]:
+        if not ids:
+            return []
+        rows = self._read("read chunks", name, "get", ids=list(ids), output_fields=["id", *HIT_FIELDS])
+        return [_hit(row, str(row["id"]), 0.0) for row in rows]
+
     def search_dense(
         self, name: str, vector: Sequence[float], *, top_k: int, source_ids: Sequence[int] | None = None,
         live: Mapping[int, int] | None = None,

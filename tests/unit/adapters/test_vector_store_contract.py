@@ -354,3 +354,13 @@ def test_source_chunks_reads_one_generation_and_filters_text_literally(store: Ve
     assert matching('"quote" and \\') == ['a "quote" and \\ back']
     assert matching("wörld") == ["héllo wörld"]
     assert matching('x" or source_id == 2 or text like "') == []  # quoted, never part of the expression
+
+
+def test_chunks_reads_the_ids_that_exist(store: VectorStore, name: str) -> None:
+    store.ensure_collection(name, dimension=DIM)
+    store.upsert(name, [chunk(0, "first passage"), chunk(1, "second passage"), chunk(2, "third", generation=2)])
+    found = store.chunks(name, ["s1-g1-1", "s1-g2-2", "s1-g1-7"])
+    assert sorted((h.chunk_id, h.text, h.generation, h.score) for h in found) == [
+        ("s1-g1-1", "second passage", 1, 0.0), ("s1-g2-2", "third", 2, 0.0)]
+    assert found[0].metadata["chunk_index"] in (1, 2)
+    assert store.chunks(name, []) == []

@@ -128,3 +128,37 @@ def test_a_second_passage_keeps_the_command_right_after_the_sentence_that_comple
     assert "porter-serve --call" in text
     assert "you build an *archive* (`.tgz`) file." in text
     assert "$ python -m bundle --archive" in text  # the command the completing sentence announces
+
+
+TRUST = """Behind a Proxy
+--------------
+
+A reverse proxy forwards every external request to the local server, so the
+application sees the proxy's address instead of the client's.
+
+Proxies should set the forwarded headers to pass on the real values. The
+application can then be told to trust and use those values by wrapping it
+with the forwarding middleware, which rewrites the request environment.
+
+This middleware should only be used if the application is actually behind a
+proxy, and should be configured with the number of proxies chained in front
+of it. Not all proxies set all the headers: some set only the address, others
+only the scheme, and a load balancer in front of a cache may set them twice.
+Count each hop between the client and the application, and check what each of
+them sends before relying on it. Since incoming headers can be
+faked, you must set how many proxies set each header so the middleware knows
+what to trust.
+
+.. code-block:: python
+
+    app.wsgi_app = ForwardingMiddleware(app.wsgi_app, x_for=1, x_proto=1)
+
+Only apply this middleware behind a proxy.
+"""
+
+
+def test_prose_that_stops_right_before_its_example_is_quoted_with_the_example() -> None:
+    text = answer("How does the application learn the real client address behind a reverse proxy?",
+                  ("Deploy", TRUST))
+    assert "so the middleware knows what to trust." in text
+    assert "ForwardingMiddleware(app.wsgi_app, x_for=1, x_proto=1)" in text

@@ -1,0 +1,62 @@
+"""A context cut right before (or inside) a code block is completed from its document's next chunk."""
+
+from __future__ import annotations
+
+from backend.pipeline.contexts import Context
+from backend.pipeline.following_code import MAX_FOLLOWING_CODE_CHARS, completed, following_code, next_chunk_id
+from backend.pipeline.types import SourceKind
+
+INTRO = ("Servers should set the forwarded headers. Since they can be faked, tell the middleware how many\n"
+         "proxies set each header so it knows what to trust.\n\n")
+
+
+def test_a_code_directive_whose_body_the_boundary_cut_off_gets_its_body() -> None:
+    text = INTRO + ".. code-block:: python"
+    following = ".. code-block:: python\n\n    app.wsgi_app = Middleware(app.wsgi_app, x_for=1)\n\nRemember this."
+    assert following_code(text, following) == "\n\n    app.wsgi_app = Middleware(app.wsgi_app, x_for=1)"
+
+
+def test_prose_ending_before_its_example_gets_the_example_and_nothing_after_it() -> None:
+    overlap = "proxies set each header so it knows what to trust.\n\n"
+    fenced = "```python\napp.wsgi_app = Middleware(app.wsgi_app)\n```\n\nThe next section is about logging."
+    assert following_code(INTRO, overlap + fenced) == "\n\n```python\napp.wsgi_app = Middleware(app.wsgi_app)\n```"
+    directive = ".. code-block:: text\n\n    $ tool serve\n\nNext paragraph."
+    assert following_code(INTRO, directive) == "\n\n.. code-block:: text\n\n    $ tool serve"
+
+
+def test_an_indented_literal_counts_only_after_a_colon() -> None:
+    assert following_code("Run it like this::", "    $ tool serve --port 8000\n\nThen open it.") \
+        == "\n\n    $ tool serve --port 8000"
+    assert following_code("It serves files.", "    - a nested item\n\nMore.") == ""
+
+
+def test_a_block_cut_in_the_middle_is_finished() -> None:
+    fence = "Configure the server:\n\n```nginx\nserver {\n    listen 80;  # the public port"
+    block_rest = "\n    location / {\n        proxy_pass http://127.0.0.1:8000/;\n    }\n}\n```"
+    rest = "    listen 80;  # the public port" + block_rest + "\n\nThen reload."
+    assert following_code(fence, rest) == block_rest
+    indented = "Configure the server::\n\n    server {\n        listen 80;  # the public port"
+    tail = "        listen 80;  # the public port\n        location / {}\n    }\n\nThen reload."
+    assert following_code(indented, tail) == "\n        location / {}\n    }"
+
+
+def test_prose_after_prose_and_long_examples_add_nothing() -> None:
+    assert following_code(INTRO, "Logging is configured separately.\n\n```\nlog()\n```") == ""
+    long_code = "```python\n" + "x = 1\n" * (MAX_FOLLOWING_CODE_CHARS // 6 + 1) + "```"
+    assert following_code(INTRO, long_code) == ""
+    assert following_code(INTRO + "```python\ndone()\n```", "More prose.") == ""
+
+
+def context(text: str, chunk_id: str, *, summary: bool = False) -> Context:
+    return Context(source_id=1, kind=SourceKind.WEBSITE, title="Proxies", link="", text=text, score=0.9, locator="",
+                   chunk_ids=(chunk_id,), summary=summary, document="1:proxies")
+
+
+def test_contexts_are_completed_from_the_next_chunk_of_their_document() -> None:
+    assert next_chunk_id("s3-g2-9f739d2a409d9764-7") == "s3-g2-9f739d2a409d9764-8"
+    assert next_chunk_id("summary-3-1") is None
+    following = {"s1-g1-ab12-5": "```\nserve()\n```"}
+    done = completed([context(INTRO, "s1-g1-ab12-4"), context(INTRO, "s1-g1-ab12-5"),
+                      context(INTRO, "s1-g1-ab12-4", summary=True)], following)
+    assert done[0].text == INTRO + "\n\n```\nserve()\n```"
+    assert done[1].text == INTRO and done[2].text == INTRO  # no next chunk found; a summary is never completed

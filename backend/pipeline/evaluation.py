@@ -14,6 +14,8 @@ CLAIM_SUPPORT = 0.5
 _MARKER = re.compile(r"\[(\d{1,3})\]")
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|\n")
 _MARKUP = re.compile(r"[*_`>#]+")
+_FENCE_LINE = re.compile(r" {0,3}(`{3,}|~{3,})")
+_CODE_SPAN = re.compile(r"`[^`\n]*`")
 
 
 @dataclass(frozen=True)
@@ -111,11 +113,30 @@ def key_terms(text: str) -> set[str]:
     return {t for t in content_tokens(tokenize(text)) if len(t) > 2 and not t.isdigit()}
 
 
+def _code_masked(answer: str) -> str:
+    """The answer with fenced blocks and code spans blanked (same length): `args[1]` in code cites nothing,
+    as in pipeline.citing and the page's renderer."""
+    lines: list[str] = []
+    fence = ""  # the open fence's run of backticks or tildes
+    for line in answer.splitlines(keepends=True):
+        opening = _FENCE_LINE.match(line)
+        if fence:
+            if line.strip().startswith(fence) and not line.strip().strip(fence[0]):
+                fence = ""  # its closing line
+        elif opening:
+            fence = opening.group(1)
+        else:
+            lines.append(_CODE_SPAN.sub(lambda span: " " * len(span.group()), line))
+            continue
+        lines.append(re.sub(r"[^\n]", " ", line))
+    return "".join(lines)
+
+
 def claims(answer: str) -> list[tuple[int, str]]:
-    """(reference number, claim text) for every [n] marker: the sentence the marker ends, or, when that is
-    only a label (a title line before an extract), the text after it up to the next marker."""
+    """(reference number, claim text) for every [n] marker outside code: the sentence the marker ends, or,
+    when that is only a label (a title line before an extract), the text after it up to the next marker."""
     found: list[tuple[int, str]] = []
-    markers = list(_MARKER.finditer(answer))
+    markers = list(_MARKER.finditer(_code_masked(answer)))
     for i, marker in enumerate(markers):
         before = _SENTENCE_BREAK.split(answer[: marker.start()])[-1]
         before = _MARKER.sub(" ", before)

@@ -59,6 +59,12 @@ def test_a_claim_is_its_sentence_or_the_extract_after_a_title_label() -> None:
     assert "MAX_CONTENT_LENGTH" in found[0][1] and "from_pyfile" in found[2][1]
 
 
+def test_brackets_in_code_are_not_citations() -> None:
+    answer = ("Read the first message [1].\n\n```python\nassert messages['name'][0] == 'Empty.'\nargs[2]\n```\n\n"
+              "Or index `args[2]` inline; the loader lists values [2].\n~~~~\nx[1]\n~~~\n~~~~\nAfter [1].")
+    assert [n for n, _ in claims(answer)] == [1, 2, 1]
+
+
 def test_a_citation_is_valid_only_when_its_reference_holds_the_claims_key_terms() -> None:
     refs = [UPLOADS, CONFIG]
     good = "Set MAX_CONTENT_LENGTH to limit uploaded file size [1]."

@@ -9,7 +9,7 @@ the code; the next chunk of the same document holds it, so the context is comple
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 from backend.pipeline.contexts import Context
@@ -104,12 +104,15 @@ def following_code(text: str, following: str, *, max_overlap: int = 600) -> str:
     return suffix if suffix.startswith("\n") else f"\n{suffix}"
 
 
-def completed(contexts: Sequence[Context], chunk_texts: Mapping[str, str]) -> list[Context]:
-    """Each context completed from its last chunk's successor (looked up in `chunk_texts` by id): the rest of
-    the code block it ends inside, or the example its last sentences introduce (see `following_code`)."""
+def completed(contexts: Sequence[Context], read: Callable[[list[str]], Mapping[str, str]]) -> list[Context]:
+    """Each context completed from its last chunk's successor: the rest of the code block it ends inside, or
+    the example its last sentences introduce (see `following_code`). `read` maps chunk ids to the texts of the
+    chunks that exist (one call, for every context at once)."""
+    after = [next_chunk_id(c.chunk_ids[-1]) if c.chunk_ids and not c.summary else None for c in contexts]
+    wanted = [i for i in after if i is not None]
+    texts = read(wanted) if wanted else {}
     done = []
-    for context in contexts:
-        after = next_chunk_id(context.chunk_ids[-1]) if context.chunk_ids and not context.summary else None
-        code = following_code(context.text, chunk_texts[after]) if after is not None and after in chunk_texts else ""
+    for context, following in zip(contexts, after, strict=True):
+        code = following_code(context.text, texts[following]) if following is not None and following in texts else ""
         done.append(replace(context, text=context.text + code) if code else context)
     return done

@@ -9,7 +9,7 @@ from backend.adapters import registry
 from backend.gurus.models import CollectionStatus, Guru, VectorCollection
 from backend.pipeline.breadth import Breadth, breadth_of, guru_names
 from backend.pipeline.contexts import Context, ScoredChunk, build_contexts, live_only
-from backend.pipeline.following_code import completed, next_chunk_id
+from backend.pipeline.following_code import completed
 from backend.pipeline.llm_types import Passage
 from backend.pipeline.types import GURU_SUMMARY_SOURCE, SUMMARY_GENERATION, HybridHit
 from backend.sources.models import DataSource, Summarization
@@ -101,14 +101,9 @@ def retrieve(*, guru: Guru, query: str, rerank_threshold: float) -> Retrieval:
         # the place of a page the asker can open and check.
         found = [c for c in found if c.generation != SUMMARY_GENERATION]
     contexts = build_contexts(found, max_documents=MAX_DOCUMENTS, chunks_per_document=CHUNKS_PER_DOCUMENT)
-    contexts = completed(contexts, _following_chunks(record.name, contexts))
+    contexts = completed(contexts, lambda ids: {h.chunk_id: h.text for h in registry.vector_store().chunks(
+        record.name, ids)})
     return Retrieval(contexts, timings, private, subject=breadth.about_subject and bool(root))
-
-
-def _following_chunks(name: str, contexts: list[Context]) -> dict[str, str]:
-    """The text of the chunk after each context's last one, by id: where the example it introduces may be."""
-    ids = [i for c in contexts if c.chunk_ids and not c.summary and (i := next_chunk_id(c.chunk_ids[-1]))]
-    return {hit.chunk_id: hit.text for hit in registry.vector_store().chunks(name, ids)} if ids else {}
 
 
 def _reranked(query: str, query_vector: list[float], candidates: list[HybridHit]) -> list[ScoredChunk]:

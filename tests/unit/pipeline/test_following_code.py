@@ -55,8 +55,15 @@ def context(text: str, chunk_id: str, *, summary: bool = False) -> Context:
 def test_contexts_are_completed_from_the_next_chunk_of_their_document() -> None:
     assert next_chunk_id("s3-g2-9f739d2a409d9764-7") == "s3-g2-9f739d2a409d9764-8"
     assert next_chunk_id("summary-3-1") is None
-    following = {"s1-g1-ab12-5": "```\nserve()\n```"}
+    asked: list[list[str]] = []
+
+    def read(ids: list[str]) -> dict[str, str]:
+        asked.append(ids)
+        return {"s1-g1-ab12-5": "```\nserve()\n```"}
+
     done = completed([context(INTRO, "s1-g1-ab12-4"), context(INTRO, "s1-g1-ab12-5"),
-                      context(INTRO, "s1-g1-ab12-4", summary=True)], following)
+                      context(INTRO, "s1-g1-ab12-4", summary=True)], read)
+    assert asked == [["s1-g1-ab12-5", "s1-g1-ab12-6"]]  # one read for every context, none for the summary
     assert done[0].text == INTRO + "\n\n```\nserve()\n```"
     assert done[1].text == INTRO and done[2].text == INTRO  # no next chunk found; a summary is never completed
+    assert completed([context(INTRO, "summary-1")], read) == [context(INTRO, "summary-1")] and len(asked) == 1

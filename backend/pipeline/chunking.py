@@ -7,6 +7,7 @@ longer than what the model reads: nothing is silently truncated out of the dense
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -127,3 +128,12 @@ def chunk_id(*, source_id: int, generation: int, doc_key: str, version: str, ind
     """Deterministic: re-running the same work upserts the same rows instead of duplicating them."""
     digest = hashlib.sha1(f"{doc_key}\x00{version}".encode()).hexdigest()[:16]
     return f"s{source_id}-g{generation}-{digest}-{index}"
+
+
+_CHUNK_ID = re.compile(r"(s\d+-g\d+-[0-9a-f]{16}-)(\d+)")
+
+
+def next_chunk_id(chunk_id: str) -> str | None:
+    """The id `chunk_id` would give the next chunk of the same document; None for an id it did not make."""
+    found = _CHUNK_ID.fullmatch(chunk_id)
+    return f"{found.group(1)}{int(found.group(2)) + 1}" if found else None

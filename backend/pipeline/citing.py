@@ -32,6 +32,9 @@ class CitationRenumberer:
         self._held = ""
         self._fence: tuple[str, int] | None = None  # the open fence's character and length
         self._line_start = True
+        self.markers: list[tuple[int, int, list[int]]] = []
+        """(start, end, original numbers) of every marker found, as offsets into all the text fed."""
+        self._offset = 0  # where the held text starts in all the text fed
 
     def feed(self, text: str) -> str:
         self._held += text
@@ -55,7 +58,7 @@ class CitationRenumberer:
                 break
             piece, pos = step
             out.append(piece)
-        self._held = held[pos:]
+        self._held, self._offset = held[pos:], self._offset + pos
         return "".join(out)
 
     def _line(self, held: str, pos: int, final: bool) -> tuple[str, int] | None:
@@ -119,6 +122,7 @@ class CitationRenumberer:
         numbers = [int(n) for n in _DIGITS.findall(found.group(1))]
         if held.startswith("(", found.end()) or not all(1 <= n <= self.count for n in numbers):
             return "[", pos + 1
+        self.markers.append((self._offset + pos, self._offset + found.end(), numbers))
         return _DIGITS.sub(lambda digits: str(self.number(int(digits.group(0)))), found.group(0)), found.end()
 
 
@@ -127,6 +131,14 @@ def renumber(text: str, count: int) -> tuple[str, list[int]]:
     renumberer = CitationRenumberer(count)
     out = renumberer.feed(text) + renumberer.finish()
     return out, renumberer.order
+
+
+def citations(text: str, count: int) -> list[tuple[int, int, list[int]]]:
+    """(start, end, numbers) of each marker citing sources 1..count, where the renderers find one (not in code)."""
+    renumberer = CitationRenumberer(count)
+    renumberer.feed(text)
+    renumberer.finish()
+    return renumberer.markers
 
 
 def arranged(order: Sequence[int], count: int) -> list[int]:

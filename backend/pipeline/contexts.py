@@ -63,12 +63,16 @@ def live_only(chunks: Sequence[ScoredChunk], live: Mapping[int, int],
             or (c.generation == SUMMARY_GENERATION and c.source_id in summaries)]
 
 
+def overlap_length(left: str, right: str) -> int:
+    """How many leading characters of `right`, a document's next chunk, repeat the end of `left` (0 if none)."""
+    limit = min(len(left), len(right), MAX_OVERLAP_CHARS)
+    return next((size for size in range(limit, 20, -1) if left.endswith(right[:size])), 0)
+
+
 def _join(left: str, right: str) -> str:
     """Concatenate consecutive chunks without repeating their overlap."""
-    limit = min(len(left), len(right), MAX_OVERLAP_CHARS)
-    for size in range(limit, 20, -1):
-        if left.endswith(right[:size]):
-            return left + right[size:]
+    if size := overlap_length(left, right):
+        return left + right[size:]
     return f"{left}\n\n{right}" if right[:1] in (" ", "\t") else f"{left}\n{right}"  # an indented block stands apart
 
 

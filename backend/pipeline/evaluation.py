@@ -7,15 +7,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from backend.pipeline.citing import citations
 from backend.pipeline.rerank_local import content_tokens, tokenize
 
 CLAIM_SUPPORT = 0.5
 """Share of a claim's key terms its cited reference must hold for the citation to count as valid."""
-_MARKER = re.compile(r"\[(\d{1,3})\]")
+_MARKER = re.compile(r"\[\d{1,3}(?:[ \t]*,[ \t]*\d{1,3})*\]")
+MAX_MARKER_NUMBER = 999  # a marker holds at most three digits
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|\n")
 _MARKUP = re.compile(r"[*_`>#]+")
-_FENCE_LINE = re.compile(r" {0,3}(`{3,}|~{3,})")
-_CODE_SPAN = re.compile(r"`[^`\n]*`")
 
 
 @dataclass(frozen=True)
@@ -113,38 +113,20 @@ def key_terms(text: str) -> set[str]:
     return {t for t in content_tokens(tokenize(text)) if len(t) > 2 and not t.isdigit()}
 
 
-def _code_masked(answer: str) -> str:
-    """The answer with fenced blocks and code spans blanked (same length): `args[1]` in code cites nothing,
-    as in pipeline.citing and the page's renderer."""
-    lines: list[str] = []
-    fence = ""  # the open fence's run of backticks or tildes
-    for line in answer.splitlines(keepends=True):
-        opening = _FENCE_LINE.match(line)
-        if fence:
-            if line.strip().startswith(fence) and not line.strip().strip(fence[0]):
-                fence = ""  # its closing line
-        elif opening:
-            fence = opening.group(1)
-        else:
-            lines.append(_CODE_SPAN.sub(lambda span: " " * len(span.group()), line))
-            continue
-        lines.append(re.sub(r"[^\n]", " ", line))
-    return "".join(lines)
-
-
 def claims(answer: str) -> list[tuple[int, str]]:
-    """(reference number, claim text) for every [n] marker outside code: the sentence the marker ends, or,
-    when that is only a label (a title line before an extract), the text after it up to the next marker."""
+    """(reference number, claim text) for every number a marker cites, where the renderers find markers (never
+    in code: `args[1]` cites nothing): the sentence the marker ends, or, when that is only a label (a title
+    line before an extract), the text after it up to the next marker. Any number counts, so a citation of a
+    source the answer does not have is found (and invalid)."""
     found: list[tuple[int, str]] = []
-    markers = list(_MARKER.finditer(_code_masked(answer)))
-    for i, marker in enumerate(markers):
-        before = _SENTENCE_BREAK.split(answer[: marker.start()])[-1]
-        before = _MARKER.sub(" ", before)
+    markers = citations(answer, MAX_MARKER_NUMBER)
+    for i, (start, end, numbers) in enumerate(markers):
+        before = _MARKER.sub(" ", _SENTENCE_BREAK.split(answer[:start])[-1])
         claim = before
         if len(key_terms(before)) < 3:
-            end = markers[i + 1].start() if i + 1 < len(markers) else len(answer)
-            claim = f"{before} {answer[marker.end():end]}"
-        found.append((int(marker.group(1)), claim))
+            stop = markers[i + 1][0] if i + 1 < len(markers) else len(answer)
+            claim = f"{before} {answer[end:stop]}"
+        found += [(number, claim) for number in numbers]
     return found
 
 

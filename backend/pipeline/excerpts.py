@@ -37,12 +37,12 @@ class Block:
         return self.kind in (BlockKind.SENTENCE, BlockKind.ITEM) and self.text.rstrip("*_ ").endswith(":")
 
 
-_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})\s*([\w+#.-]*)[^`]*")
+FENCE = re.compile(r" {0,3}(`{3,}|~{3,})\s*([\w+#.-]*)[^`]*")
 _ATX = re.compile(r" {0,3}#{1,6}(?:\s+(.*))?")
 _ADORNMENT = re.compile(r"([=\-~^\"'`*+#_:.])\1{2,}\s*")
 _RULE = re.compile(r" {0,3}([-*_=])(?:\s*\1){2,}\s*")
 # The neutraliser writes "data:" as "data\u200b:" (pipeline.sanitize), so `.. py:data::` and `:data:` arrive with it.
-_DIRECTIVE = re.compile(r"\.\.\s+([\w:-]+?)\u200b?::\s*(.*)")
+DIRECTIVE = re.compile(r"\.\.\s+([\w:-]+?)\u200b?::\s*(.*)")
 _COMMENT = re.compile(r"\.\.(?:\s|$)")
 _ITEM = re.compile(r"(\s*)(?:[-*+\u2022]|\d{1,3}[.)]|#\.)\s+(\S.*)")
 _FIELD = re.compile(r"\s*:[\w .-]+:(?:\s+\S.*)?")
@@ -52,7 +52,7 @@ _RST_MARKERS = re.compile(r"^\.\.\s+[\w:-]+?\u200b?::|::\s*$|(?<!`)``[^`\s]|:\w+
 # A "~~~" fence only with a language: a bare row of tildes is as likely a reST title's underline.
 # A line of four or more backticks alone is a reST title's underline, not a markdown fence.
 _MD_MARKERS = re.compile(r"^ {0,3}(?:```(?:[^`\n]|[ \t]*$)|~~~+[ \t]*\w|#{1,6} )", re.MULTILINE)
-_CODE_DIRECTIVES = frozenset({"code-block", "code", "sourcecode", "literalinclude", "doctest", "prompt"})
+CODE_DIRECTIVES = frozenset({"code-block", "code", "sourcecode", "literalinclude", "doctest", "prompt"})
 _PROSE_DIRECTIVES = frozenset({"note", "warning", "tip", "important", "hint", "caution", "attention", "danger",
                                "error", "admonition", "seealso", "versionadded", "versionchanged", "deprecated",
                                "topic", "sidebar", "rubric", "tab", "tab-item", "dropdown"})
@@ -103,10 +103,10 @@ class _Parser:
     def _leading_fence_fragment(self) -> None:
         """A chunk may begin inside a fenced block: then its first fence closes one (a bare fence followed by
         one naming a language, or an odd count of fences after code-like text)."""
-        fences = [i for i, line in enumerate(self.lines) if _FENCE.fullmatch(line)]
-        if not fences or _FENCE.fullmatch(self.lines[fences[0]]).group(2):  # type: ignore[union-attr]
+        fences = [i for i, line in enumerate(self.lines) if FENCE.fullmatch(line)]
+        if not fences or FENCE.fullmatch(self.lines[fences[0]]).group(2):  # type: ignore[union-attr]
             return
-        second = _FENCE.fullmatch(self.lines[fences[1]]) if len(fences) > 1 else None
+        second = FENCE.fullmatch(self.lines[fences[1]]) if len(fences) > 1 else None
         before = self.lines[: fences[0]]
         after = self.lines[fences[0] + 1 : fences[1] if len(fences) > 1 else len(self.lines)]
         closes = _code_like(before) if any(line.strip() for line in before) else not _code_like(after)
@@ -114,7 +114,7 @@ class _Parser:
             self.pos = fences[0] + 1  # the code before it has lost its start: not shown
 
     def _fence(self) -> bool:
-        opening = _FENCE.fullmatch(self.lines[self.pos])
+        opening = FENCE.fullmatch(self.lines[self.pos])
         if opening is None:
             return False
         run, body = opening.group(1), []
@@ -154,7 +154,7 @@ class _Parser:
 
     def _directive(self) -> bool:
         line = self.lines[self.pos].strip()
-        found = _DIRECTIVE.fullmatch(line)
+        found = DIRECTIVE.fullmatch(line)
         if found is None and not (self.rst and _COMMENT.match(line)):
             return False
         self.pos += 1
@@ -163,7 +163,7 @@ class _Parser:
         if name.rpartition(":")[2] in _DEFINITION_DIRECTIVES and found is not None and found.group(2).strip():
             self.out.append(_Raw("heading", [found.group(2).strip()]))
             self._nested([b for b in body if not _FIELD.fullmatch(b)])
-        elif name in _CODE_DIRECTIVES:
+        elif name in CODE_DIRECTIVES:
             code = _dedent([b for b in body if not _FIELD.fullmatch(b)])
             self.out.append(_Raw("code", code, found.group(2).split()[0] if found and found.group(2) else ""))
         elif name in _PROSE_DIRECTIVES:
@@ -192,7 +192,7 @@ class _Parser:
         self.pos += 1
         while self.pos < len(self.lines):
             nxt = self.lines[self.pos]
-            if not nxt.strip() or _ITEM.fullmatch(nxt) or _FENCE.fullmatch(nxt) or _indent(nxt) < margin \
+            if not nxt.strip() or _ITEM.fullmatch(nxt) or FENCE.fullmatch(nxt) or _indent(nxt) < margin \
                     or (self.rst and _FIELD.fullmatch(nxt) and _indent(nxt) == margin):
                 break
             parts.append(nxt.strip())
@@ -230,9 +230,9 @@ class _Parser:
         self.pos += 1
         while self.pos < len(self.lines):
             line = self.lines[self.pos]
-            if not line.strip() or _FENCE.fullmatch(line) or _ATX.fullmatch(line) or _ITEM.fullmatch(line) \
+            if not line.strip() or FENCE.fullmatch(line) or _ATX.fullmatch(line) or _ITEM.fullmatch(line) \
                     or (_is_title(line) and _ADORNMENT.fullmatch(self._at(self.pos + 1))) \
-                    or _DIRECTIVE.fullmatch(line.strip()) or _RULE.fullmatch(line):
+                    or DIRECTIVE.fullmatch(line.strip()) or _RULE.fullmatch(line):
                 break
             lines.append(_QUOTED.sub("", line.strip()))
             self.pos += 1

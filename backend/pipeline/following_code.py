@@ -12,30 +12,24 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
-from backend.pipeline.contexts import Context
+from backend.pipeline.chunking import next_chunk_id
+from backend.pipeline.contexts import Context, overlap_length
+from backend.pipeline.excerpts import CODE_DIRECTIVES, DIRECTIVE, FENCE
 
 MAX_FOLLOWING_CODE_CHARS = 500
 """About half a chunk: a context grows by a short example or the tail of a cut block, never by most of another
 passage, which would take the answer's room from passages ranked for the question (at 800 and 1,500 characters
 the benchmark's offline answers lost more facts than they gained). A longer example is left out, not cut."""
 
-_FENCE = re.compile(r"(`{3,}|~{3,})[^\n]*\n")
-_DIRECTIVE = re.compile(r"\.\. (?:code-block|code|sourcecode)::[^\n]*\n")
-_CHUNK_INDEX = re.compile(r"^(s\d+-g\d+-[0-9a-f]+-)(\d+)$")
+
+def _closing(mark: str) -> re.Pattern[str]:
+    """The line that closes a fence opened with `mark`: the same character, at least as many of it."""
+    return re.compile(rf"^ {{0,3}}{re.escape(mark[0])}{{{len(mark)},}}[ \t]*$", re.MULTILINE)
 
 
-def next_chunk_id(chunk_id: str) -> str | None:
-    """The id of the chunk after this one in its document (see pipeline.chunking.chunk_id); None for other ids."""
-    match = _CHUNK_INDEX.match(chunk_id)
-    return f"{match.group(1)}{int(match.group(2)) + 1}" if match else None
-
-
-def _remainder(text: str, following: str, max_overlap: int) -> str:
-    """What `following` adds after `text`, its overlap with the end of `text` removed."""
-    for size in range(min(len(text), len(following), max_overlap), 20, -1):
-        if text.endswith(following[:size]):
-            return following[size:]
-    return following
+def _code_directive(line: str) -> bool:
+    found = DIRECTIVE.fullmatch(line.strip())
+    return found is not None and found.group(1) in CODE_DIRECTIVES
 
 
 def _last_line(text: str) -> str:
@@ -47,13 +41,11 @@ def _open_fence(text: str) -> re.Pattern[str] | None:
     """The closing line of the fenced block `text` ends inside, or None when every fence it opens is closed."""
     closing: re.Pattern[str] | None = None
     for line in text.splitlines():
-        stripped = line.strip()
         if closing is not None:
-            closing = None if closing.fullmatch(stripped) else closing
-        elif fence := _FENCE.match(stripped + "\n"):
-            mark = fence.group(1)
-            closing = re.compile(rf"{re.escape(mark[0])}{{{len(mark)},}}")
-    return None if closing is None else re.compile(rf"^[ \t]*{closing.pattern}[ \t]*$", re.MULTILINE)
+            closing = None if closing.fullmatch(line) else closing
+        elif fence := FENCE.fullmatch(line):
+            closing = _closing(fence.group(1))
+    return closing
 
 
 def _indented_block(text: str) -> int:
@@ -69,23 +61,23 @@ def _indented_block(text: str) -> int:
 def _leading_code(rest: str, literal: bool) -> str:
     """The code block `rest` starts with (a fence, a code directive and its body, or an indented literal
     after "::"), or ""."""
-    if fence := _FENCE.match(rest):
-        close = re.compile(rf"^{re.escape(fence.group(1)[0])}{{{len(fence.group(1))},}}[ \t]*$", re.MULTILINE)
-        found = close.search(rest, fence.end())
+    first, _, body = rest.partition("\n")
+    if fence := FENCE.fullmatch(first):
+        found = _closing(fence.group(1)).search(rest, len(first) + 1)
         return rest[: found.end()] if found else rest  # a splitter may leave the closing fence to the chunk after
-    if directive := _DIRECTIVE.match(rest):
-        body = _indented_block(rest[directive.end():])
-        return rest[: directive.end() + body] if rest[directive.end():][:body].strip() else ""
+    if _code_directive(first):
+        size = _indented_block(body)
+        return rest[: len(first) + 1 + size] if body[:size].strip() else ""
     if literal and rest[:1].isspace():
         return rest[: _indented_block(rest)]
     return ""
 
 
-def following_code(text: str, following: str, *, max_overlap: int = 600) -> str:
+def following_code(text: str, following: str) -> str:
     """What to append to `text` from the document's next chunk (`following`): the rest of a code block the
     boundary cut (an open fence, an indented block), or the code block its closing prose introduces; "" when
     there is none, or when it is too long to add whole."""
-    rest = _remainder(text, following, max_overlap)
+    rest = following[overlap_length(text, following):]
     last = _last_line(text)
     closing = _open_fence(text)
     if closing is not None:
@@ -95,8 +87,7 @@ def following_code(text: str, following: str, *, max_overlap: int = 600) -> str:
         suffix = rest[: _indented_block(rest)]
     else:
         # After "::", ":" or a code directive whose body the boundary cut off, an indented block is the code.
-        literal = last.strip().endswith(":") or bool(_DIRECTIVE.match(last.strip() + "\n"))
-        code = _leading_code(rest.lstrip("\n"), literal=literal)
+        code = _leading_code(rest.lstrip("\n"), literal=last.strip().endswith(":") or _code_directive(last))
         suffix = f"\n\n{code}" if code else ""
     suffix = suffix.rstrip()
     if not suffix.strip() or len(suffix) > MAX_FOLLOWING_CODE_CHARS:

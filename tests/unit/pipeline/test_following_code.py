@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from backend.pipeline.chunking import next_chunk_id
 from backend.pipeline.contexts import Context
-from backend.pipeline.following_code import MAX_FOLLOWING_CODE_CHARS, completed, following_code, next_chunk_id
+from backend.pipeline.following_code import MAX_FOLLOWING_CODE_CHARS, completed, following_code
 from backend.pipeline.types import SourceKind
 
 INTRO = ("Servers should set the forwarded headers. Since they can be faked, tell the middleware how many\n"
@@ -59,11 +60,12 @@ def test_contexts_are_completed_from_the_next_chunk_of_their_document() -> None:
 
     def read(ids: list[str]) -> dict[str, str]:
         asked.append(ids)
-        return {"s1-g1-ab12-5": "```\nserve()\n```"}
+        return {"s1-g1-ab12cd34ef567890-5": "```\nserve()\n```"}
 
-    done = completed([context(INTRO, "s1-g1-ab12-4"), context(INTRO, "s1-g1-ab12-5"),
-                      context(INTRO, "s1-g1-ab12-4", summary=True)], read)
-    assert asked == [["s1-g1-ab12-5", "s1-g1-ab12-6"]]  # one read for every context, none for the summary
+    done = completed([context(INTRO, "s1-g1-ab12cd34ef567890-4"), context(INTRO, "s1-g1-ab12cd34ef567890-5"),
+                      context(INTRO, "s1-g1-ab12cd34ef567890-4", summary=True)], read)
+    # one read for every context, none for the summary
+    assert asked == [["s1-g1-ab12cd34ef567890-5", "s1-g1-ab12cd34ef567890-6"]]
     assert done[0].text == INTRO + "\n\n```\nserve()\n```"
     assert done[1].text == INTRO and done[2].text == INTRO  # no next chunk found; a summary is never completed
     assert completed([context(INTRO, "summary-1")], read) == [context(INTRO, "summary-1")] and len(asked) == 1

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from backend.pipeline.citing import CitationRenumberer, arranged, renumber
+from backend.pipeline.citing import CitationRenumberer, arranged, citations, renumber
 
 
 def streamed(text: str, count: int, cuts: list[int]) -> tuple[str, list[int]]:
@@ -29,6 +29,17 @@ def test_code_links_escapes_and_unknown_numbers_are_left_alone() -> None:
     text, order = renumber(source, 3)
     assert text == source.replace("` [2].", "` [1].").removesuffix("[1]") + "[2]"
     assert order == [2, 1]
+
+
+def test_citations_are_where_the_renumbering_finds_markers_even_when_streamed() -> None:
+    source = "Use `items[2]` [2].\n```python\nrow[1]\n```\nSee [1, 3] and [7]."
+    assert citations(source, 3) == [(15, 18, [2]), (45, 51, [1, 3])]
+    assert [source[start:end] for start, end, _ in citations(source, 3)] == ["[2]", "[1, 3]"]
+    renumberer = CitationRenumberer(3)
+    for piece in (source[:16], source[16:40], source[40:]):
+        renumberer.feed(piece)
+    renumberer.finish()
+    assert renumberer.markers == citations(source, 3)
 
 
 def test_an_unclosed_backtick_is_literal_and_does_not_hide_the_markers_after_it() -> None:

@@ -65,6 +65,10 @@ def test_brackets_in_code_are_not_citations() -> None:
     assert [n for n, _ in claims(answer)] == [1, 2, 1]
 
 
+def test_a_marker_citing_two_sources_is_a_claim_on_each() -> None:
+    assert [n for n, _ in claims("Uploads are limited by MAX_CONTENT_LENGTH in bytes [1, 2].")] == [1, 2]
+
+
 def test_a_citation_is_valid_only_when_its_reference_holds_the_claims_key_terms() -> None:
     refs = [UPLOADS, CONFIG]
     good = "Set MAX_CONTENT_LENGTH to limit uploaded file size [1]."

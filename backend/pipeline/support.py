@@ -74,6 +74,12 @@ COINED_PIECES = 3
 """A lower-case word that a general English word-piece vocabulary (the embedder's) can only spell in this many
 pieces or more is a coined technical name ("memcached", "logrotate", "kafka"): people write those in lower case
 as often as not. Everyday words, even ones a guru never uses ("laptop", "grey", "wifi"), take one or two."""
+COINED_PAIR_LETTERS = 5
+"""A word of two pieces is coined from this length on when no English word list accounts for it ("redis",
+"ansible", "heroku"); shorter ones are mostly abbreviations every technical text uses ("json", "url", "cli")."""
+PARTICLES = frozenset({"up", "in", "on", "out", "off", "by", "down", "over", "back"})
+"""Short words that make compounds with a verb or noun ("signup", "login", "inbox")."""
+_ENDINGS = ("s", "es", "d", "ed", "ing", "r", "er", "ers", "ly", "ation", "ations", "ity", "ness")
 _LOWER_WORD = re.compile(r"(?<![\w.-])[a-z]{3,}(?![\w.-])")
 
 
@@ -91,9 +97,43 @@ def word_pieces(word: str, vocabulary: Container[str]) -> int:
     return pieces
 
 
-def coined_words(question: str, vocabulary: Container[str]) -> list[str]:
-    """The question's lower-case coined words (see COINED_PIECES), stemmed as the guru's counts are."""
-    stems = [_stem(w) for w in _LOWER_WORD.findall(question) if word_pieces(w, vocabulary) >= COINED_PIECES]
+def english(word: str, words: Container[str]) -> bool:
+    """The word list holds the word, or the word it inflects or derives from ("attaches", "chunked", "errored"):
+    a list of everyday speech lists common forms only."""
+    if word in words:
+        return True
+    for ending in _ENDINGS:
+        stem = word[: -len(ending)]
+        if word.endswith(ending) and len(stem) >= 3 and (
+                stem in words or f"{stem}e" in words or (stem[-1] == stem[-2] and stem[:-1] in words)
+                or (stem[-1] == "i" and f"{stem[:-1]}y" in words)):
+            return True
+    return False
+
+
+def compound(word: str, words: Container[str]) -> bool:
+    """Two listed words joined, each of three letters or more or one a particle ("checkbox", "signup")."""
+    for cut in range(2, len(word) - 1):
+        head, tail = word[:cut], word[cut:]
+        if head in words and english(tail, words) and (
+                min(len(head), len(tail)) >= 3 or head in PARTICLES or tail in PARTICLES):
+            return True
+    return False
+
+
+def is_coined(word: str, vocabulary: Container[str], words: Container[str]) -> bool:
+    """A coined technical name: three or more word pieces (see COINED_PIECES), or two for a word of
+    COINED_PAIR_LETTERS or more that the English word list accounts for neither alone nor as a compound."""
+    pieces = word_pieces(word, vocabulary)
+    if pieces >= COINED_PIECES:
+        return True
+    return pieces == 2 and len(word) >= COINED_PAIR_LETTERS and not english(word, words) \
+        and not compound(word, words)
+
+
+def coined_words(question: str, vocabulary: Container[str], words: Container[str]) -> list[str]:
+    """The question's lower-case coined words (see is_coined), stemmed as the guru's counts are."""
+    stems = [_stem(w) for w in _LOWER_WORD.findall(question) if is_coined(w, vocabulary, words)]
     return list(dict.fromkeys(content_tokens(stems)))
 
 

@@ -1,4 +1,5 @@
-"""Coined technical words, told from everyday ones by a general word-piece vocabulary, and typos, told from both."""
+"""Coined technical words, told from everyday ones by a general word-piece vocabulary and an English word list, and
+typos, told from both."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from backend.adapters.embeddings.local_minilm import TOKENIZER_PATH, general_vocabulary
-from backend.pipeline.support import Vocabulary, coined_words, support, word_pieces
+from backend.adapters.words.english import english_words
+from backend.pipeline.support import Vocabulary, coined_words, compound, english, is_coined, support, word_pieces
 from backend.pipeline.text import within_edits
 
 DOCS = ["Run the app behind a reverse proxy and keep its logs in one file per day.",
@@ -32,10 +34,37 @@ def test_word_pieces_are_the_tokenizers_own() -> None:
     ("What logrotate settings suit my app's log files?", ["logrotat"]),
     ("My laptop on the office wifi shows a grey page", []),  # everyday words, even ones a guru never uses
     ("How do I use Flask-Login with app.config?", []),  # names and identifiers are looked up as such
+    ("Which ansible tasks install my app, and can heroku run it?", ["ansibl", "heroku"]),  # two pieces, unlisted
+    ("Should I prune or refresh the tutorial's inbox and signup checkbox?", []),  # listed, or two listed words
+    ("Where do the json and url settings go?", []),  # short: abbreviations every technical text uses
 ])
 def test_coined_words_are_the_lower_case_words_the_vocabulary_spells_in_pieces(question: str,
                                                                                 coined: list[str]) -> None:
-    assert coined_words(question, general_vocabulary()) == coined
+    assert coined_words(question, general_vocabulary(), english_words()) == coined
+
+
+@pytest.mark.parametrize(("word", "listed"), [
+    ("prune", True), ("attaches", True), ("chunked", True), ("copies", True), ("stopped", True),
+    ("errored", True), ("ansible", False), ("redis", False),
+])
+def test_english_accounts_for_listed_words_and_their_common_forms(word: str, listed: bool) -> None:
+    assert english(word, english_words()) is listed
+
+
+@pytest.mark.parametrize(("word", "joined"), [
+    ("checkbox", True), ("dropdown", True), ("signup", True), ("inbox", True), ("checkboxes", True),
+    ("redis", False), ("heroku", False), ("ansible", False),  # "red" + "is", "hero" + "ku": a piece too short
+])
+def test_compounds_are_two_listed_words_or_one_and_a_particle(word: str, joined: bool) -> None:
+    assert compound(word, english_words()) is joined
+
+
+def test_the_word_list_only_widens_what_two_pieces_can_be() -> None:
+    vocabulary, words = general_vocabulary(), english_words()
+    assert word_pieces("redis", vocabulary) == 2 and is_coined("redis", vocabulary, words)
+    assert not is_coined("redis", vocabulary, frozenset({"redis"}))  # a listed word is everyday
+    assert word_pieces("webhook", vocabulary) == 3 and is_coined("webhook", vocabulary, words)  # as before
+    assert not is_coined("laptop", vocabulary, frozenset())  # one piece: everyday whatever the list says
 
 
 def vocabulary(**kwargs: object) -> Vocabulary:

@@ -1,0 +1,1 @@
+"""General English word lists the trust step reads (see pipeline.support.is_coined)."""

@@ -14,6 +14,7 @@ from typing import Any
 
 from langchain_text_splitters import Language, RecursiveCharacterTextSplitter
 
+from backend.pipeline.excerpts import FENCE, closing_fence
 from backend.pipeline.ingest_types import ContentType, Document, Segment
 from backend.pipeline.sanitize import neutralise_line, neutralise_with_offsets
 
@@ -21,6 +22,9 @@ TokenCounter = Callable[[str], int]
 # Chunks larger than this retrieve worse even for long-window embedders, and cost more prompt tokens.
 MAX_USEFUL_CHUNK_TOKENS = 512
 SPECIAL_TOKENS = 2  # [CLS] and [SEP] take two places of the window
+FENCE_RESERVE_TOKENS = 8
+"""Kept free in the chunks of a markdown document with fenced code for the closing fences moved back to them."""
+_FENCED = re.compile(r"^ {0,3}(`{3,}|~{3,})", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -53,8 +57,9 @@ class TextChunk:
 
 
 def _splitter(doc: Document, config: ChunkingConfig, count_tokens: TokenCounter) -> RecursiveCharacterTextSplitter:
+    fenced = doc.content_type is ContentType.MARKDOWN and _FENCED.search(doc.text) is not None
     options: dict[str, Any] = {
-        "chunk_size": config.max_tokens,
+        "chunk_size": config.max_tokens - (FENCE_RESERVE_TOKENS if fenced else 0),
         "chunk_overlap": config.overlap_tokens,
         "length_function": count_tokens,
     }
@@ -108,7 +113,52 @@ def split_document(doc: Document, config: ChunkingConfig, count_tokens: TokenCou
             continue
         text, start = _indented(doc.text, text, start, config, count_tokens)
         chunks.append(TextChunk(index=len(chunks), text=text, start=start, locator=_locator(doc, text, start)))
-    return chunks
+    if doc.content_type is not ContentType.MARKDOWN:
+        return chunks  # only markdown's separators cut before fences (reST underlines may look like one)
+    return [replace(c, index=i, locator=_locator(doc, c.text, c.start))
+            for i, c in enumerate(_fences_closed(doc.text, chunks, config, count_tokens))]
+
+
+def _closing_fence_lines(text: str) -> dict[int, int]:
+    """Where each line that closes a fenced code block starts → where it ends."""
+    closes: dict[int, int] = {}
+    closing: re.Pattern[str] | None = None
+    offset = 0
+    for line in text.splitlines(keepends=True):
+        body = line.rstrip("\r\n")
+        if closing is not None and closing.fullmatch(body):
+            closes[offset], closing = offset + len(body), None
+        elif closing is None and (fence := FENCE.fullmatch(body)):
+            closing = closing_fence(fence.group(1))
+        offset += len(line)
+    return closes
+
+
+def _fences_closed(document: str, chunks: list[TextChunk], config: ChunkingConfig,
+                   count_tokens: TokenCounter) -> list[TextChunk]:
+    """Chunks whose code blocks close where they end: langchain's markdown splitter cuts before "```\n", so a
+    block's closing fence would start the next chunk, turning its prose into code for whoever reads it alone
+    (a prompt, a summary). The fence moves back to the chunk holding the code, when it fits."""
+    closes = _closing_fence_lines(document) if _FENCED.search(document) else {}
+    done: list[TextChunk] = []
+    for chunk in chunks:
+        lead = len(chunk.text) - len(chunk.text.lstrip())
+        end = closes.get(chunk.start + lead)
+        previous = done[-1] if done else None
+        if end is None or previous is None or document[chunk.start : chunk.start + len(chunk.text)] != chunk.text:
+            done.append(chunk)
+            continue
+        tail = previous.start + len(previous.text)
+        longer = document[previous.start : end]
+        if document[tail : chunk.start + lead].strip() or count_tokens(longer) > config.max_tokens:
+            done.append(chunk)
+            continue
+        done[-1] = replace(previous, text=longer)
+        rest = document[end : chunk.start + len(chunk.text)]
+        if rest.strip():
+            start = end + len(rest) - len(rest.lstrip())
+            done.append(replace(chunk, text=rest.strip(), start=start))
+    return done
 
 
 def _indented(document: str, text: str, start: int, config: ChunkingConfig,

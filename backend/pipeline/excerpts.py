@@ -38,6 +38,13 @@ class Block:
 
 
 FENCE = re.compile(r" {0,3}(`{3,}|~{3,})\s*([\w+#.-]*)[^`]*")
+
+
+def closing_fence(mark: str) -> re.Pattern[str]:
+    """The line that closes a fence opened with `mark`: the same character, at least as many of it."""
+    return re.compile(rf"^ {{0,3}}{re.escape(mark[0])}{{{len(mark)},}}[ \t]*$", re.MULTILINE)
+
+
 _ATX = re.compile(r" {0,3}#{1,6}(?:\s+(.*))?")
 _ADORNMENT = re.compile(r"([=\-~^\"'`*+#_:.])\1{2,}\s*")
 _RULE = re.compile(r" {0,3}([-*_=])(?:\s*\1){2,}\s*")

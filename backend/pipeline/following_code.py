@@ -14,17 +14,12 @@ from dataclasses import replace
 
 from backend.pipeline.chunking import next_chunk_id
 from backend.pipeline.contexts import Context, overlap_length
-from backend.pipeline.excerpts import CODE_DIRECTIVES, DIRECTIVE, FENCE
+from backend.pipeline.excerpts import CODE_DIRECTIVES, DIRECTIVE, FENCE, closing_fence
 
 MAX_FOLLOWING_CODE_CHARS = 500
 """About half a chunk: a context grows by a short example or the tail of a cut block, never by most of another
 passage, which would take the answer's room from passages ranked for the question (at 800 and 1,500 characters
 the benchmark's offline answers lost more facts than they gained). A longer example is left out, not cut."""
-
-
-def _closing(mark: str) -> re.Pattern[str]:
-    """The line that closes a fence opened with `mark`: the same character, at least as many of it."""
-    return re.compile(rf"^ {{0,3}}{re.escape(mark[0])}{{{len(mark)},}}[ \t]*$", re.MULTILINE)
 
 
 def _code_directive(line: str) -> bool:
@@ -44,7 +39,7 @@ def _open_fence(text: str) -> re.Pattern[str] | None:
         if closing is not None:
             closing = None if closing.fullmatch(line) else closing
         elif fence := FENCE.fullmatch(line):
-            closing = _closing(fence.group(1))
+            closing = closing_fence(fence.group(1))
     return closing
 
 
@@ -63,7 +58,7 @@ def _leading_code(rest: str, literal: bool) -> str:
     after "::"), or ""."""
     first, _, body = rest.partition("\n")
     if fence := FENCE.fullmatch(first):
-        found = _closing(fence.group(1)).search(rest, len(first) + 1)
+        found = closing_fence(fence.group(1)).search(rest, len(first) + 1)
         return rest[: found.end()] if found else rest  # a splitter may leave the closing fence to the chunk after
     if _code_directive(first):
         size = _indented_block(body)

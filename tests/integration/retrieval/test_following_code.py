@@ -60,6 +60,6 @@ def test_the_example_after_a_chunk_boundary_reaches_the_context(
                         rerank_threshold=0.0).contexts
     assert contexts and "trusts forwarded headers" in contexts[0].text
     assert len(contexts[0].chunk_ids) == CHUNKS_PER_DOCUMENT  # the code's own chunk is not one of them
-    # Markdown's splitter leaves a closing fence to the chunk after: the example runs to its chunk's end.
-    assert contexts[0].text.rstrip().endswith("TrustProxies(app.wsgi_app, hops=1)")
+    # The whole block, closed: the chunking moves the closing fence back to the chunk holding the code.
+    assert contexts[0].text.rstrip().endswith("TrustProxies(app.wsgi_app, hops=1)\n```")
     assert contexts[0].text.count("TrustProxies(app.wsgi_app") == 1

@@ -102,3 +102,45 @@ def test_chunk_ids_are_deterministic_and_distinct() -> None:
 def test_unusable_sizes_are_refused() -> None:
     with pytest.raises(ValueError):
         ChunkingConfig(max_tokens=100, overlap_tokens=60)
+
+
+_FENCE_LINE = re.compile(r"^ {0,3}(`{3,}|~{3,})", re.MULTILINE)
+
+
+def _markdown_guide(sections: int) -> str:
+    """A markdown guide in the usual shape: a paragraph, an example in a fenced block, a paragraph after it."""
+    parts = ["# Guide\n"]
+    for i in range(sections):
+        parts.append(f"Step {i} configures the worker pool for queue q{i}; the broker keeps unacknowledged "
+                     f"tasks until a worker confirms them, and retries back off exponentially.\n")
+        body = "\n".join(f"pool.configure(queue='q{i}', concurrency={j}, prefetch={j * 2})"
+                         for j in range(1, 4 + i % 5))
+        parts.append(f"```python\n{body}\n```\n")
+        parts.append(f"After step {i}, restart the workers so that every one of them reads the new settings.\n")
+    return "\n".join(parts)
+
+
+def test_a_code_blocks_closing_fence_stays_with_its_code_not_the_next_chunk() -> None:
+    text = _markdown_guide(60)
+    doc = Document(key="guide.md", text=text, title="Guide", link="", content_type=ContentType.MARKDOWN)
+    chunks = split_document(doc, CONFIG, EMBEDDER.count_tokens)
+    assert len(chunks) > 10
+    opened_before = [len(_FENCE_LINE.findall(text[: c.start])) % 2 for c in chunks]
+    # No chunk starts with the fence that closes a block begun in the chunk before it ...
+    assert not [c for c, odd in zip(chunks, opened_before, strict=True) if odd and _FENCE_LINE.match(c.text)]
+    # ... and no chunk ends inside a block (each block here fits in a chunk): it ends with the fence.
+    assert all(len(_FENCE_LINE.findall(c.text)) % 2 == 0 for c in chunks)
+    assert all(EMBEDDER.count_tokens(c.text) <= CONFIG.max_tokens for c in chunks)
+    assert [c.index for c in chunks] == list(range(len(chunks)))
+    assert _covered(text, chunks) >= {i for i, ch in enumerate(text) if not ch.isspace()}
+
+
+def test_without_the_move_langchain_leaves_the_closing_fence_to_the_next_chunk() -> None:
+    """Why the move exists: the markdown separators cut before "```\\n", a closing fence included."""
+    from langchain_text_splitters import Language, RecursiveCharacterTextSplitter
+
+    text = _markdown_guide(60)
+    splitter = RecursiveCharacterTextSplitter.from_language(
+        Language.MARKDOWN, chunk_size=CONFIG.max_tokens, chunk_overlap=CONFIG.overlap_tokens,
+        length_function=EMBEDDER.count_tokens)
+    assert any(piece.startswith("```\n") for piece in splitter.split_text(text))

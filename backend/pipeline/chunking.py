@@ -150,7 +150,8 @@ def _fences_closed(document: str, chunks: list[TextChunk], config: ChunkingConfi
             continue
         tail = previous.start + len(previous.text)
         longer = document[previous.start : end]
-        if document[tail : chunk.start + lead].strip() or count_tokens(longer) > config.max_tokens:
+        if document[previous.start : tail] != previous.text or document[tail : chunk.start + lead].strip() \
+                or count_tokens(longer) > config.max_tokens:
             done.append(chunk)
             continue
         done[-1] = replace(previous, text=longer)

@@ -25,6 +25,7 @@ KEEP_FLOOR = 0.0
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 _COMPOUND = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-.][A-Za-z0-9]+)+")
+_PART_SEPARATOR = re.compile(r"[-.]")
 _SENTENCE_START = re.compile(r"(?:^|[.!?:]\s+|\n)\W*$")
 
 
@@ -33,8 +34,9 @@ def _mixed_case(word: str) -> bool:
 
 
 def _named_compound(word: str) -> bool:
-    """"Flask-Login", "Socket.IO": parts joined by - or . with a capital after the first letter."""
-    return any(c.isupper() for c in word[1:])
+    """"Flask-Login", "Socket.IO": parts joined by - or . with a capital in a part after the first; "CPU-heavy"
+    or "UTF-8" only qualify a word, and their capitalised part is looked up on its own."""
+    return any(c.isupper() for part in _PART_SEPARATOR.split(word)[1:] for c in part)
 
 
 def whole_word_terms(text: str) -> set[str]:

@@ -23,6 +23,8 @@ def vocabulary(**df: int) -> Vocabulary:
     ("How do I limit uploads? Then what happens.", []),  # capitals that start a sentence are not names
     ("my users get logged out randomly", []),
     ("Another page gives 'Not Found' IF I add a slash", ["found"]),  # a capitalised stopword is never a name
+    ("How do I run CPU-heavy work off the main thread?", ["cpu"]),  # an acronym qualifying a word: no compound
+    ("Does Socket.IO work with JSON-RPC?", ["socket", "io", "json", "rpc", "socket.io", "json-rpc"]),
 ])
 def test_names_are_the_words_written_as_names(question: str, names: list[str]) -> None:
     assert name_terms(question) == names

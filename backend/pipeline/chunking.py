@@ -17,6 +17,7 @@ from langchain_text_splitters import Language, RecursiveCharacterTextSplitter
 from backend.pipeline.excerpts import FENCE, closing_fence
 from backend.pipeline.ingest_types import ContentType, Document, Segment
 from backend.pipeline.sanitize import neutralise_line, neutralise_with_offsets
+from backend.pipeline.visible import visible_markdown
 
 TokenCounter = Callable[[str], int]
 # Chunks larger than this retrieve worse even for long-window embedders, and cost more prompt tokens.
@@ -97,6 +98,8 @@ def neutralised(doc: Document) -> Document:
 
 def split_document(doc: Document, config: ChunkingConfig, count_tokens: TokenCounter) -> list[TextChunk]:
     """Chunks in order; each at most config.max_tokens tokens long by `count_tokens`; neutralised text."""
+    if doc.content_type is ContentType.MARKDOWN and not doc.segments:
+        doc = replace(doc, text=visible_markdown(doc.text))
     if not doc.text.strip():
         return []
     doc = neutralised(doc)

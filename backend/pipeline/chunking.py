@@ -140,29 +140,42 @@ def _closing_fence_lines(text: str) -> dict[int, int]:
 def _fences_closed(document: str, chunks: list[TextChunk], config: ChunkingConfig,
                    count_tokens: TokenCounter) -> list[TextChunk]:
     """Chunks whose code blocks close where they end: langchain's markdown splitter cuts before "```\n", so a
-    block's closing fence would start the next chunk, turning its prose into code for whoever reads it alone
-    (a prompt, a summary). The fence moves back to the chunk holding the code, when it fits."""
+    block's closing fence would start the next chunk, or make a chunk of its own that is dropped as too short,
+    turning prose into code for whoever reads a chunk alone (a prompt, a summary). The fence moves back to the
+    chunk holding the code, when it fits."""
     closes = _closing_fence_lines(document) if _FENCED.search(document) else {}
+    if not closes:
+        return chunks
     done: list[TextChunk] = []
     for chunk in chunks:
-        lead = len(chunk.text) - len(chunk.text.lstrip())
-        end = closes.get(chunk.start + lead)
-        previous = done[-1] if done else None
-        if end is None or previous is None or document[chunk.start : chunk.start + len(chunk.text)] != chunk.text:
-            done.append(chunk)
-            continue
-        tail = previous.start + len(previous.text)
-        longer = document[previous.start : end]
-        if document[previous.start : tail] != previous.text or document[tail : chunk.start + lead].strip() \
-                or count_tokens(longer) > config.max_tokens:
-            done.append(chunk)
-            continue
-        done[-1] = replace(previous, text=longer)
-        rest = document[end : chunk.start + len(chunk.text)]
-        if rest.strip():
-            start = end + len(rest) - len(rest.lstrip())
-            done.append(replace(chunk, text=rest.strip(), start=start))
+        following: TextChunk | None = chunk
+        if done:
+            done[-1], following = _closed(document, closes, done[-1], chunk, config, count_tokens)
+        if following is not None:
+            done.append(following)
+    if done:
+        done[-1], _ = _closed(document, closes, done[-1], None, config, count_tokens)
     return done
+
+
+def _closed(document: str, closes: dict[int, int], previous: TextChunk, chunk: TextChunk | None,
+            config: ChunkingConfig, count_tokens: TokenCounter) -> tuple[TextChunk, TextChunk | None]:
+    """`previous` extended to the fence closing its code when that fence comes right after it (before `chunk`
+    or at its start), and `chunk` from after that fence (None when nothing of it is left)."""
+    tail = previous.start + len(previous.text)
+    fence = len(document) - len(document[tail:].lstrip())
+    end = closes.get(fence)
+    if end is None or document[previous.start : tail] != previous.text \
+            or count_tokens(document[previous.start : end]) > config.max_tokens:
+        return previous, chunk
+    if chunk is not None:
+        chunk_end = chunk.start + len(chunk.text)
+        if document[chunk.start : chunk_end] != chunk.text or fence < chunk.start < end:
+            return previous, chunk
+        if chunk.start <= fence:  # what it holds before the fence is blank or repeats the end of `previous`
+            rest = document[end:chunk_end]
+            chunk = replace(chunk, text=rest.strip(), start=chunk_end - len(rest.lstrip())) if rest.strip() else None
+    return replace(previous, text=document[previous.start : end]), chunk
 
 
 def _indented(document: str, text: str, start: int, config: ChunkingConfig,

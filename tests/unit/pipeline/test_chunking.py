@@ -144,3 +144,15 @@ def test_without_the_move_langchain_leaves_the_closing_fence_to_the_next_chunk()
         Language.MARKDOWN, chunk_size=CONFIG.max_tokens, chunk_overlap=CONFIG.overlap_tokens,
         length_function=EMBEDDER.count_tokens)
     assert any(piece.startswith("```\n") for piece in splitter.split_text(text))
+
+
+def test_a_closing_fence_the_splitter_left_alone_is_not_dropped_with_the_short_pieces() -> None:
+    """A block longer than a chunk, then a heading: the splitter cuts the heading off first and the closing
+    fence becomes a piece of its own, too short to keep; it must end the block's last chunk instead."""
+    code = "\n".join(f"console.table(rows[{i}], ['name', 'size', 'owner', 'group']);  // row {i}" for i in range(40))
+    text = f"# Console\n\nPrint rows as a table:\n\n```js\n{code}\n```\n\n### Timers\n\nStart a timer with a label.\n"
+    doc = Document(key="console.md", text=text, title="Console", link="", content_type=ContentType.MARKDOWN)
+    chunks = split_document(doc, CONFIG, EMBEDDER.count_tokens)
+    last_code = max(i for i, c in enumerate(chunks) if "// row 39" in c.text)
+    assert chunks[last_code].text.endswith("// row 39\n```")
+    assert chunks[-1].text.startswith("### Timers")

@@ -299,6 +299,55 @@ class Side:
         return out.getvalue()
 
 
+Medians = dict[str, dict[str, float]]
+
+
+def _timed(base: Side, big: Side, pages: list[str], repeats: int) -> tuple[dict[str, float], Medians]:
+    """Each page's cold unanswered visit and median warm time on both sides, alternating which goes first."""
+    # Warm-up: every page once on both sides; the first unanswered visit (which also pays the process's
+    # first imports and template compiles) is thrown away and its vectors forgotten, then each side's
+    # cold visit is timed once.
+    for page in pages:
+        base.get(page)
+        big.get(page)
+    base.forget_vectors()
+    big.forget_vectors()
+    cold = {side.name: side.get("unanswered") * 1000 for side in (base, big)}
+    base.backfill()
+    big.backfill()
+    samples: dict[str, dict[str, list[float]]] = {"10k": {p: [] for p in pages}, "base": {p: [] for p in pages}}
+    for r in range(repeats):
+        for page in pages:
+            for side in (big, base) if r % 2 else (base, big):
+                samples[side.name][page].append(side.get(page) * 1000)
+    medians = {side: {p: statistics.median(v) for p, v in pages_.items()} for side, pages_ in samples.items()}
+    return cold, medians
+
+
+def _report(big: Side, pages: list[str], medians: Medians, queries: dict[str, list[dict[str, str]]],
+            args: argparse.Namespace) -> None:
+    """Per-page table, the slowest pages' SQL, profiles asked for or over target, and the summary line."""
+    print(f"{'page':<20} {'10k_ms':>8} {'base_ms':>8} {'ratio':>6} {'queries':>7}  target<{TARGET_MS:.0f}ms")
+    for page in pages:
+        ms, base_ms = medians["10k"][page], medians["base"][page]
+        verdict = "met" if ms < TARGET_MS else "MISSED"
+        print(f"{page:<20} {ms:>8.1f} {base_ms:>8.1f} {ms / base_ms:>6.2f} {len(queries[page]):>7}  {verdict}")
+    worst = max(pages, key=lambda p: medians["10k"][p])
+    slow = [p for p in pages if medians["10k"][p] >= TARGET_MS]
+    for page in sorted(pages, key=lambda p: -medians["10k"][p])[:3]:
+        sql = sorted(queries[page], key=lambda q: -float(q["time"]))
+        print(f"sql of {page} at 10k: {sum(float(q['time']) for q in sql) * 1000:.0f} ms executing "
+              f"{len(sql)} queries; slowest {float(sql[0]['time']) * 1000:.0f} ms: {sql[0]['sql'][:110]}")
+    for page in dict.fromkeys([*slow, *args.profile]):
+        print(f"--- profile of {page} at 10k (one request, cumulative) ---")
+        print(big.profile(page))
+    print(f"target {'met' if not slow else 'MISSED'}: every page under {TARGET_MS:.0f} ms at {args.questions} "
+          f"questions" + (f" (over: {', '.join(slow)})" if slow else ""))
+    worst_ms = medians["10k"][worst]
+    print(f"worst_page_ms={worst_ms:.1f} page={worst} target={TARGET_MS:.0f} "
+          f"ratio={worst_ms / medians['base'][worst]:.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="5 timed requests per page instead of 15 (< 60 s)")
@@ -324,52 +373,16 @@ def main() -> None:
         big = Side("10k", data_dir / "big.sqlite3", big_info)
         base = Side("base", data_dir / "small.sqlite3", base_info)
         pages = [name for name, _ in _pages(0)]
-
-        # Warm-up: every page once on both sides; the first unanswered visit (which also pays the process's
-        # first imports and template compiles) is thrown away and its vectors forgotten, then each side's
-        # cold visit is timed once.
-        for page in pages:
-            base.get(page)
-            big.get(page)
-        base.forget_vectors()
-        big.forget_vectors()
-        cold = {side.name: side.get("unanswered") * 1000 for side in (base, big)}
-        base.backfill()
-        big.backfill()
-        samples: dict[str, dict[str, list[float]]] = {"10k": {p: [] for p in pages}, "base": {p: [] for p in pages}}
-        for r in range(repeats):
-            for page in pages:
-                for side in (big, base) if r % 2 else (base, big):
-                    samples[side.name][page].append(side.get(page) * 1000)
+        cold, medians = _timed(base, big, pages, repeats)
         queries = {page: big.queries(page) for page in pages}
         unknown = sorted(set(args.profile) - set(pages))
         if unknown:
             parser.error(f"unknown page {', '.join(unknown)}; pages: {', '.join(pages)}")
-
         print(f"questions={args.questions} baseline_questions={args.baseline_questions} sources={SOURCES} "
               f"days={DAYS} repeats={repeats} build_s={build_s:.1f} nproc={os.cpu_count()}")
         print(f"unanswered cold first visit (embeds 16 refusals, queues the rest): 10k={cold['10k']:.1f} ms "
               f"base={cold['base']:.1f} ms")
-        print(f"{'page':<20} {'10k_ms':>8} {'base_ms':>8} {'ratio':>6} {'queries':>7}  target<{TARGET_MS:.0f}ms")
-        medians = {side: {p: statistics.median(v) for p, v in pages_.items()} for side, pages_ in samples.items()}
-        for page in pages:
-            ms, base_ms = medians["10k"][page], medians["base"][page]
-            verdict = "met" if ms < TARGET_MS else "MISSED"
-            print(f"{page:<20} {ms:>8.1f} {base_ms:>8.1f} {ms / base_ms:>6.2f} {len(queries[page]):>7}  {verdict}")
-        worst = max(pages, key=lambda p: medians["10k"][p])
-        slow = [p for p in pages if medians["10k"][p] >= TARGET_MS]
-        for page in sorted(pages, key=lambda p: -medians["10k"][p])[:3]:
-            sql = sorted(queries[page], key=lambda q: -float(q["time"]))
-            print(f"sql of {page} at 10k: {sum(float(q['time']) for q in sql) * 1000:.0f} ms executing "
-                  f"{len(sql)} queries; slowest {float(sql[0]['time']) * 1000:.0f} ms: {sql[0]['sql'][:110]}")
-        for page in dict.fromkeys([*slow, *args.profile]):
-            print(f"--- profile of {page} at 10k (one request, cumulative) ---")
-            print(big.profile(page))
-        print(f"target {'met' if not slow else 'MISSED'}: every page under {TARGET_MS:.0f} ms at {args.questions} "
-              f"questions" + (f" (over: {', '.join(slow)})" if slow else ""))
-        worst_ms = medians["10k"][worst]
-        print(f"worst_page_ms={worst_ms:.1f} page={worst} target={TARGET_MS:.0f} "
-              f"ratio={worst_ms / medians['base'][worst]:.2f}")
+        _report(big, pages, medians, queries, args)
         connection.close()
 
 

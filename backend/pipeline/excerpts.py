@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass, field
 
 from backend.pipeline.contexts import PASSAGE_BREAK
+from backend.pipeline.rst_inline import inline_markup
 from backend.pipeline.text import ends_sentence, sentences_of, starts_sentence
 
 
@@ -320,7 +321,7 @@ def _passage_blocks(passage: str, section: int) -> list[Block]:
     heading = ""
     for index, raw in enumerate(raws):
         if raw.kind == "heading":
-            section, heading = section + 1, _inline(raw.lines[0], rst=rst)
+            section, heading = section + 1, inline_markup(raw.lines[0], rst=rst)
             continue
         if raw.kind != "para":
             blocks.extend(_block(raw, section, heading, index, rst=rst))
@@ -329,7 +330,7 @@ def _passage_blocks(passage: str, section: int) -> list[Block]:
             if kind == "heading":
                 section, heading = section + 1, piece
                 continue
-            block = Block(BlockKind.SENTENCE, _inline(piece, rst=rst), section, heading, index)
+            block = Block(BlockKind.SENTENCE, inline_markup(piece, rst=rst), section, heading, index)
             if not any(c.isalnum() for c in block.text):
                 continue  # a lone "::" or a row of dots
             first, last = index == 0 and not blocks and not dropped, index == len(raws) - 1
@@ -344,7 +345,7 @@ def _passage_blocks(passage: str, section: int) -> list[Block]:
 
 def _block(raw: _Raw, section: int, heading: str, paragraph: int, *, rst: bool) -> list[Block]:
     if raw.kind == "item":
-        return [Block(BlockKind.ITEM, _inline(" ".join(raw.lines), rst=rst), section, heading, paragraph)]
+        return [Block(BlockKind.ITEM, inline_markup(" ".join(raw.lines), rst=rst), section, heading, paragraph)]
     body = "\n".join(raw.lines).strip("\n")
     if not body.strip():
         return []
@@ -378,30 +379,3 @@ def _soft_heading(lines: list[str], i: int, widest: int) -> bool:
 
 def _joined(lines: list[str]) -> str:
     return " ".join(_HYPHENATED.sub("", "\n".join(lines)).split())
-
-
-_ROLE = re.compile(r":(\w+(?::\w+)?)\u200b?:`([^`]+)`")
-_PLAIN_ROLES = frozenset({"ref", "doc", "term", "abbr", "guilabel", "menuselection", "numref", "pep", "rfc"})
-
-
-def _role(found: re.Match[str]) -> str:
-    role, inner = found.group(1), found.group(2).strip().lstrip("!")
-    if inner.endswith(">") and "<" in inner:
-        inner = inner[: inner.rfind("<")].strip() or inner
-    if inner.startswith("~"):
-        inner = inner[1:].split(".")[-1]
-    return inner if role.split(":")[-1] in _PLAIN_ROLES else f"`{inner}`"
-
-
-def _inline(text: str, *, rst: bool) -> str:
-    """reStructuredText inline markup as markdown (literals, roles, links); whitespace collapsed."""
-    text = " ".join(text.split())
-    if not rst:
-        return text
-    text = _ROLE.sub(_role, text)
-    text = re.sub(r"``(.+?)``", r"`\1`", text)
-    text = re.sub(r"`([^`<]+?)\s*<[^`>]+>`__?", r"\1", text)
-    text = re.sub(r"`([^`]+)`__?(?!\w)", r"\1", text)
-    # "Run this::" reads "Run this:" and still introduces its literal block; after a space ("slash. ::") the
-    # marker shows nothing.
-    return re.sub(r"::$", ":", re.sub(r"\s+::$", "", text))

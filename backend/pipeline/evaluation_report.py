@@ -128,8 +128,12 @@ def case_right(score: Mapping[str, Any]) -> bool:
 
 
 def gate(summary: Mapping[str, Any], minimums: Mapping[str, float]) -> list[str]:
-    """The thresholds a run missed, worded for a CI log; a figure the set cannot measure is a miss too."""
+    """The thresholds a run missed, worded for a CI log; a figure the set cannot measure is a miss too, and so is
+    any question that failed with an error (the figures then measure the failure, not the guru)."""
     missed, k = [], summary.get("k", "k")
+    if summary.get("errors"):
+        missed.append(f"{summary['errors']} of {summary['questions']} questions failed with an error, so the figures "
+                      "do not measure the guru")
     for name, minimum in minimums.items():
         value, label = summary.get(name), GATES[name].replace("@k", f"@{k}")
         if value is None:
@@ -147,6 +151,8 @@ def report_text(summary: Mapping[str, Any]) -> list[str]:
     """The report as lines of text (the `evaluate` command prints them)."""
     k = summary["k"]
     lines = [f"{summary['questions']} questions: {summary['in_scope']} in scope, {summary['to_refuse']} to refuse"]
+    if summary.get("errors"):
+        lines.append(f"  FAILED with an error: {summary['errors']} (counted as refused; see each question's error)")
     lines += [f"  {GATES[name].replace('@k', f'@{k}')}: {_figure(summary[name])}" for name in GATES]
     lines.append(f"  refusal rate of unrelated questions: {_figure(summary['unrelated_refusal'])}")
     if summary.get("groundedness") is not None:

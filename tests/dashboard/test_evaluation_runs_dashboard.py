@@ -132,6 +132,15 @@ def test_a_failed_run_shows_its_error_and_what_it_answered(client: Client, guru:
     assert all(c.value == "—" for c in _cells(runs, "recall@5"))
 
 
+def test_a_run_whose_questions_failed_says_its_figures_measure_the_failure(client: Client, guru: Guru) -> None:
+    failed = {**score("How do I retry a task?", trust=0.0), "error": "vector_store_unavailable: index down"}
+    run = finished_run(guru, [failed, score("How many retries at most?", trust=0.9)])
+    html = client.get(url("evaluation-run", guru, run_id=run.pk)).content.decode()
+    assert 'id="run-errors"' in html and "1 failed with an error" in html and "index down" in html
+    fine = finished_run(guru, [score("How many retries at most?", trust=0.9)])
+    assert 'id="run-errors"' not in client.get(url("evaluation-run", guru, run_id=fine.pk)).content.decode()
+
+
 def test_stored_text_is_escaped(client: Client, guru: Guru) -> None:
     hostile = "<script>alert(1)</script>"
     eval_set = set_import(guru, hostile, parse_jsonl(json.dumps({"question": hostile, "category": "<b>x</b>"})))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import signal
 import socket
+import subprocess
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.pdfs import write_pdf
-from tests.support.product import Browser, Product, child_pid, eventually, launch, manage, stop
+from tests.support.git_servers import free_port
+from tests.support.product import REPO, Browser, Product, child_pid, environment, eventually, launch, manage, stop
 
 pytestmark = pytest.mark.slow
 
@@ -94,3 +96,18 @@ def test_stops_cleanly_on_ctrl_c(product: Product) -> None:
     for log in (product.data_dir / "logs").glob("*.log"):
         text = log.read_text(errors="replace")
         assert "No hostname was supplied" not in text and "too_many_pings" not in text, log.name
+
+
+def test_manage_after_an_unclean_stop_does_not_follow_a_dead_sidecar(product: Product) -> None:
+    """A launcher killed outright leaves run.env naming its sidecar; `./openguru manage` then opens the data dir
+    itself (and says why) instead of failing on every call to a port nobody listens on."""
+    if product.process.poll() is None:
+        product.process.send_signal(signal.SIGINT)
+        product.process.wait(timeout=60)
+    run_env = product.data_dir / "run.env"
+    run_env.write_text(f"MILVUS_URI=http://127.0.0.1:{free_port()}\n")
+    result = subprocess.run([str(REPO / "openguru"), "manage", "collections"], cwd=REPO,
+                            env=environment(product.data_dir), capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "not running" in result.stderr and "not reachable" not in result.stdout + result.stderr
+    assert not run_env.exists()

@@ -37,7 +37,7 @@ class Product:
     output: Path
 
 
-def _environment(data_dir: Path) -> dict[str, str]:
+def environment(data_dir: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in PROFILE_VARIABLES}
     env.update(OPENGURU_DATA_DIR=str(data_dir), DJANGO_SETTINGS_MODULE="backend.config.settings.base")
     return env
@@ -53,7 +53,7 @@ def launch(data_dir: Path, *, timeout: float = 180, env: Mapping[str, str] | Non
     with output.open("w") as sink:
         process = subprocess.Popen(
             [sys.executable, "-m", "backend.launcher", "--port", str(port)],
-            cwd=REPO, env={**_environment(data_dir), **(env or {})}, stdout=sink, stderr=subprocess.STDOUT, text=True,
+            cwd=REPO, env={**environment(data_dir), **(env or {})}, stdout=sink, stderr=subprocess.STDOUT, text=True,
         )
     deadline = time.monotonic() + timeout
     while "Stop:" not in (text := output.read_text()):
@@ -112,7 +112,7 @@ def summaries_settled(product: Product) -> bool:
 def manage_run(product: Product, *args: str) -> subprocess.CompletedProcess[str]:
     """`./openguru manage …` as a user runs it beside `start` (through the sidecar named in run.env), whatever
     its exit status."""
-    env = _environment(product.data_dir)
+    env = environment(product.data_dir)
     env.update(line.split("=", 1) for line in (product.data_dir / "run.env").read_text().split())
     return subprocess.run([sys.executable, "manage.py", *args], cwd=REPO, env=env,
                           capture_output=True, text=True, timeout=300)

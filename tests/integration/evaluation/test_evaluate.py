@@ -9,12 +9,14 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 from pytest_django.fixtures import DjangoCaptureOnCommitCallbacks
+from pytest_django.fixtures import Settings as SettingsWrapper
 
 from backend.answering.models import Binge, Question
 from backend.evaluation.models import EvalRun, RunState
 from backend.evaluation.runner import run_start
 from backend.evaluation.sets import parse_jsonl, set_export, set_import
 from backend.gurus.models import Guru
+from tests.support.git_servers import free_port
 
 pytestmark = [pytest.mark.django_db]
 
@@ -65,6 +67,21 @@ def test_a_missed_threshold_fails_the_command_for_ci(docs: Guru, tmp_path: Path)
     assert failure.value.returncode == 1
     assert "near misses: not measurable" in str(failure.value) and "recall" not in str(failure.value).split(";")[0]
     assert "recall@5 of the final references: 1.000" in out.getvalue()
+
+
+def test_questions_that_fail_fail_the_command_instead_of_scoring_as_refusals(docs: Guru, tmp_path: Path,
+                                                                              settings: SettingsWrapper) -> None:
+    """With the search index unreachable every question errors: the run says so and exits 1, with no gate
+    asked for, rather than reporting a guru that refuses everything."""
+    settings.OPENGURU_VECTOR_STORE = {**settings.OPENGURU_VECTOR_STORE, "URI": f"http://127.0.0.1:{free_port()}",
+                                      "TIMEOUT": "2"}
+    out, err = StringIO(), StringIO()
+    with pytest.raises(CommandError) as failure:
+        call_command("evaluate", docs.slug, "--set", str(_set_file(tmp_path)), stdout=out, stderr=err)
+    assert failure.value.returncode == 1
+    assert "5 of 5 questions failed with an error" in str(failure.value)
+    assert "FAILED with an error: 5" in out.getvalue()
+    assert "vector_store_unavailable" in err.getvalue()
 
 
 def test_a_set_runs_in_the_worker_and_round_trips_as_jsonl(docs: Guru, tmp_path: Path,

@@ -52,6 +52,9 @@ class Command(BaseCommand):
         else:
             self.stdout.write("\n".join([f"Evaluation run {run.pk} of {guru.slug} on {name} "
                                          f"(trust threshold {run.trust_threshold}):", *report_text(run.summary)]))
+        failed = [r for r in run.results if r.get("error")]
+        if failed:
+            self.stderr.write(f"First error ({failed[0]['question'][:80]!r}): {failed[0]['error']}")
         if missed:
             raise CommandError("Missed: " + "; ".join(missed), returncode=1)
 

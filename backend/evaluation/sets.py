@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
@@ -117,19 +118,45 @@ def _item(eval_set: EvalSet, position: int, case: EvalCase, question: Question |
                     from_question=question)
 
 
-def set_import(guru: Guru, name: str, cases: Sequence[EvalCase], *, replace: bool = False) -> EvalSet:
-    """Create the set `name` from cases, or add them to it (replace=True empties it first)."""
+@dataclass(frozen=True)
+class Imported:
+    eval_set: EvalSet
+    added: int
+    skipped: int
+    """Questions left out because the set (or the file, earlier) already asks them with the same history."""
+
+
+def _key(question: str, history: Sequence[str]) -> tuple[str, ...]:
+    """What makes two items the same question: its words, whatever the case or spacing, after the same history."""
+    return tuple(" ".join(text.casefold().split()) for text in (question, *history))
+
+
+def _new(eval_set: EvalSet, items: Iterable[tuple[EvalCase, Question | None]]) -> list[EvalItem]:
+    """Items for the cases the set does not ask yet, numbered after its last one."""
+    seen = {_key(q, h) for q, h in eval_set.items.values_list("question", "history")}
+    start, fresh = eval_set.items.count(), []
+    for case, question in items:
+        key = _key(case.question, case.history)
+        if key not in seen:
+            seen.add(key)
+            fresh.append(_item(eval_set, start + len(fresh), case, question))
+    if start + len(fresh) > MAX_ITEMS:
+        raise SetFileError(f"A set holds at most {MAX_ITEMS} questions; this one has {start}.")
+    return fresh
+
+
+def set_import(guru: Guru, name: str, cases: Sequence[EvalCase], *, replace: bool = False) -> Imported:
+    """Create the set `name` from cases, or add to it the ones it does not ask yet (replace=True empties it
+    first)."""
     name = name.strip()[:100] or "default"
     with transaction.atomic():
         eval_set, _ = EvalSet.objects.select_for_update().get_or_create(guru=guru, name=name)
         if replace:
             eval_set.items.all().delete()
-        start = eval_set.items.count()
-        if start + len(cases) > MAX_ITEMS:
-            raise SetFileError(f"A set holds at most {MAX_ITEMS} questions; this one has {start}.")
-        EvalItem.objects.bulk_create(_item(eval_set, start + i, case) for i, case in enumerate(cases))
+        fresh = _new(eval_set, ((case, None) for case in cases))
+        EvalItem.objects.bulk_create(fresh)
         eval_set.save(update_fields=["updated_at"])
-    return eval_set
+    return Imported(eval_set, len(fresh), len(cases) - len(fresh))
 
 
 def _reference_key(reference: dict[str, Any]) -> str:
@@ -146,14 +173,13 @@ def seed_case(question: Question) -> EvalCase:
                     expected_sources=tuple(keys[:MAX_LIST]))
 
 
-def set_add_questions(eval_set: EvalSet, question_ids: Sequence[int]) -> int:
-    """Add the guru's answered questions to the set as draft items; returns how many were added."""
+def set_add_questions(eval_set: EvalSet, question_ids: Sequence[int]) -> tuple[int, int]:
+    """Add the guru's answered questions the set does not ask yet as draft items: how many were added, and how
+    many it asks already."""
     questions = list(Question.objects.filter(guru_id=eval_set.guru_id, pk__in=list(question_ids),
                                              state=AnswerState.COMPLETE).order_by("created_at"))
     with transaction.atomic():
-        start = eval_set.items.count()
-        if start + len(questions) > MAX_ITEMS:
-            raise SetFileError(f"A set holds at most {MAX_ITEMS} questions; this one has {start}.")
-        EvalItem.objects.bulk_create(_item(eval_set, start + i, seed_case(q), q) for i, q in enumerate(questions))
+        fresh = _new(eval_set, ((seed_case(q), q) for q in questions))
+        EvalItem.objects.bulk_create(fresh)
         eval_set.save(update_fields=["updated_at"])
-    return len(questions)
+    return len(fresh), len(questions) - len(fresh)

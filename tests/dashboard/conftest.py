@@ -40,4 +40,4 @@ def smoke(guru: Guru) -> EvalSet:
     from backend.evaluation.sets import parse_jsonl, set_import
     from tests.dashboard.evaluation_support import JSONL
 
-    return set_import(guru, "smoke", parse_jsonl(JSONL))
+    return set_import(guru, "smoke", parse_jsonl(JSONL)).eval_set

@@ -3,6 +3,7 @@ started from a set, the last runs side by side, one run in full and the threshol
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -52,7 +53,7 @@ def test_every_page_is_a_404_for_someone_who_does_not_maintain_the_guru(guru: Gu
 
 def test_a_set_of_another_guru_is_a_404_even_for_a_maintainer(client: Client, guru: Guru) -> None:
     other: Guru = GuruFactory(slug="django")
-    foreign = set_import(other, "theirs", parse_jsonl(JSONL))
+    foreign = set_import(other, "theirs", parse_jsonl(JSONL)).eval_set
     assert client.get(url("evaluation-set", guru, set_id=foreign.pk)).status_code == 404
     assert client.post(url("evaluation-set-delete", guru, set_id=foreign.pk)).status_code == 404
     assert EvalSet.objects.filter(pk=foreign.pk).exists()
@@ -136,6 +137,22 @@ def test_import_a_file_into_a_set_appends_or_replaces(client: Client, guru: Guru
     binary = SimpleUploadedFile("b.jsonl", b"\xff\xfe\x00\x01")
     assert "not UTF-8" in client.post(url("evaluation-set-import", guru, set_id=smoke.pk), {
         "import-mode": "append", "import-file": binary}).content.decode()
+
+
+def test_importing_a_set_again_adds_only_the_questions_it_does_not_ask(client: Client, guru: Guru,
+                                                                          smoke: EvalSet) -> None:
+    """The same file imported twice, or a question differing only in case and spacing, is not asked twice; the
+    same words after another history are another question."""
+    rows = [{"question": "how do I   retry a task?"}, {"question": "How do I retry a task?", "history": ["Hi"]},
+            {"question": "What is a chord?"}, {"question": "What is a chord?"}]
+    text = "".join(json.dumps(row) + "\n" for row in rows)
+    response = client.post(url("evaluation-set-import", guru, set_id=smoke.pk), {"import-mode": "append",
+                                                                                  "import-text": text})
+    assert response.status_code == 302 and smoke.items.count() == 5
+    assert flashes(response) == ["Imported into “smoke”: 2 questions added, 2 questions left out as already asked."]
+    again = client.post(url("evaluation-set-import", guru, set_id=smoke.pk), {"import-mode": "append",
+                                                                               "import-text": JSONL})
+    assert smoke.items.count() == 5 and "0 questions added, 3 questions left out" in flashes(again)[-1]
 
 
 def test_export_is_a_jsonl_download_equal_to_the_imported_file(client: Client, guru: Guru) -> None:
@@ -243,8 +260,13 @@ def test_ticked_questions_become_draft_items_with_their_cited_sources(client: Cl
     page = client.get(url("evaluation-set", guru, set_id=seeded.pk)).content.decode()
     assert page.count("draft · from a question") == 2
 
-    client.post(url("evaluation-seed", guru), {"ids": [retry.pk], "eval_set": str(smoke.pk), "new_name": ""})
-    assert smoke.items.count() == 4
+    again = client.post(url("evaluation-seed", guru), {"ids": [retry.pk, wait.pk], "eval_set": str(smoke.pk),
+                                                       "new_name": ""})
+    assert smoke.items.count() == 4  # smoke asks "How do I retry a task?" already: only the other one is added
+    assert "Added 1 question to “smoke” as drafts (1 was in it already)" in flashes(again)[0]
+    repeat = client.post(url("evaluation-seed", guru), {"ids": [retry.pk], "eval_set": str(smoke.pk),
+                                                        "new_name": ""})
+    assert smoke.items.count() == 4 and flashes(repeat)[-1] == "“smoke” already asks the ticked question."
 
 
 def test_seeding_without_a_usable_question_says_so(client: Client, guru: Guru) -> None:

@@ -143,7 +143,8 @@ def test_a_run_whose_questions_failed_says_its_figures_measure_the_failure(clien
 
 def test_stored_text_is_escaped(client: Client, guru: Guru) -> None:
     hostile = "<script>alert(1)</script>"
-    eval_set = set_import(guru, hostile, parse_jsonl(json.dumps({"question": hostile, "category": "<b>x</b>"})))
+    eval_set = set_import(guru, hostile,
+                          parse_jsonl(json.dumps({"question": hostile, "category": "<b>x</b>"}))).eval_set
     finished_run(guru, [score(hostile, trust=0.9, references=(hostile,))], eval_set=eval_set)
     for page in (url("evaluation", guru), url("evaluation-set", guru, set_id=eval_set.pk),
                  url("evaluation-runs", guru), url("evaluation-run", guru, run_id=EvalRun.objects.get().pk)):

@@ -26,7 +26,7 @@ RUNS = ("import json; from backend.evaluation.models import EvalRun as R; print(
         "guru__slug='queue-guru').order_by('pk').values_list('state', 'done', 'total'))))")
 QUEUE = ("from backend.evaluation.sets import parse_jsonl, set_import; from backend.evaluation.runner import run_start;"
          "from backend.gurus.models import Guru; g = Guru.objects.get(slug='queue-guru');"
-         "run_start(g, eval_set=set_import(g, 'smoke', parse_jsonl(open({path!r}).read())))")
+         "run_start(g, eval_set=set_import(g, 'smoke', parse_jsonl(open({path!r}).read())).eval_set)")
 
 
 def _evaluate(product: Product, *args: str) -> subprocess.CompletedProcess[str]:

@@ -105,14 +105,17 @@ def _seed(request: HttpRequest, guru: Guru, form: SeedForm) -> HttpResponse:
     eval_set = set_get(guru=guru, set_id=set_id) if set_id else eval_set_get_or_create(
         guru=guru, name=form.cleaned_data["new_name"])
     try:
-        added = set_add_questions(eval_set, form.cleaned_data["ids"])
+        added, present = set_add_questions(eval_set, form.cleaned_data["ids"])
     except AppError as exc:
         messages.error(request, exc.detail)
         return _back(guru, eval_set.pk)
+    already = f" ({present} {'was' if present == 1 else 'were'} in it already)" if present else ""
     if added:
         messages.success(request, f"Added {added} question{'' if added == 1 else 's'} to “{eval_set.name}” as "
-                                  "drafts: their expected sources are what the answers cited. Check them, and add "
-                                  "the facts a right answer states.")
+                                  f"drafts{already}: their expected sources are what the answers cited. Check them, "
+                                  "and add the facts a right answer states.")
+    elif present:
+        messages.info(request, f"“{eval_set.name}” already asks the ticked question{'' if present == 1 else 's'}.")
     else:
         messages.error(request, "None of the ticked questions could be added: only answered questions of this guru "
                                 "can be.")

@@ -76,14 +76,15 @@ def _import(request: HttpRequest, guru: Guru, form: SetImportForm) -> EvalSet | 
         return None
     replace = form.cleaned_data["mode"] == "replace"
     try:
-        eval_set = set_import(guru, form.set_name(), form.cases(), replace=replace)
+        imported = set_import(guru, form.set_name(), form.cases(), replace=replace)
     except SetFileError as exc:
         form.add_error(None, exc.detail)
         return None
-    count = len(form.cases())
-    messages.success(request, f"{'Replaced the questions of' if replace else 'Imported into'} “{eval_set.name}”: "
-                              f"{_plural(count, 'question')}{' now' if replace else ' added'}.")
-    return eval_set
+    skipped = f", {_plural(imported.skipped, 'question')} left out as already asked" if imported.skipped else ""
+    messages.success(request, f"{'Replaced the questions of' if replace else 'Imported into'} "
+                              f"“{imported.eval_set.name}”: {_plural(imported.added, 'question')}"
+                              f"{' now' if replace else ' added'}{skipped}.")
+    return imported.eval_set
 
 
 @guru_view

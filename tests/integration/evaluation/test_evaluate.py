@@ -88,7 +88,7 @@ def test_a_set_runs_in_the_worker_and_round_trips_as_jsonl(docs: Guru, tmp_path:
                                                            django_capture_on_commit_callbacks:
                                                            DjangoCaptureOnCommitCallbacks) -> None:
     text = _set_file(tmp_path).read_text()
-    eval_set = set_import(docs, "smoke", parse_jsonl(text))
+    eval_set = set_import(docs, "smoke", parse_jsonl(text)).eval_set
     assert parse_jsonl(set_export(eval_set)) == parse_jsonl(text)
     with django_capture_on_commit_callbacks(execute=True):
         run = run_start(docs, eval_set=eval_set)

@@ -120,6 +120,8 @@ def _item(eval_set: EvalSet, position: int, case: EvalCase, question: Question |
 
 @dataclass(frozen=True)
 class Imported:
+    """What an import did to its set."""
+
     eval_set: EvalSet
     added: int
     skipped: int
@@ -179,6 +181,7 @@ def set_add_questions(eval_set: EvalSet, question_ids: Sequence[int]) -> tuple[i
     questions = list(Question.objects.filter(guru_id=eval_set.guru_id, pk__in=list(question_ids),
                                              state=AnswerState.COMPLETE).order_by("created_at"))
     with transaction.atomic():
+        EvalSet.objects.select_for_update().filter(pk=eval_set.pk).first()  # two maintainers ticking at once
         fresh = _new(eval_set, ((seed_case(q), q) for q in questions))
         EvalItem.objects.bulk_create(fresh)
         eval_set.save(update_fields=["updated_at"])

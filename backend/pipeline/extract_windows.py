@@ -29,7 +29,6 @@ _QUESTION_WORDS = frozenset(
 (pronouns and "work" or "out" stay: "share one", "extra work" and "kept out" carry the question)."""
 _EXACT = re.compile(r"`([^`]{2,80})`|\"([^\"]{2,80})\"|(?<![\w.])(-{0,2}[A-Za-z_][\w.:/-]*[\w)]|\d+(?:\.\d+)+|\d{2,})")
 _SPECIAL = re.compile(r"[_.:/()]|\d|[a-z][A-Z]|^[A-Z]{2,}$|^-")
-_API_NAME = re.compile(r"([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+|[A-Za-z_$][\w$]*(?=\())")
 _REFERRING = re.compile(r"(?:This|That|These|Those|It|They|Such|However|Otherwise|Then|Also)\b")
 
 
@@ -73,15 +72,7 @@ class Scorer:
         self._exact = _exact_patterns(question)
         self._hits = {b: frozenset(i for i, p in enumerate(self._exact) if p.search(b.text)) for b in blocks}
         self.firsts = {b for i, b in enumerate(blocks) if i == 0 or blocks[i - 1].section != b.section}
-        self._named = {h: sum(1 for p in self._exact if p.search(h)) + self._leaf(h, wanted)
-                       for h in {b.heading for b in blocks}}
-
-    @staticmethod
-    def _leaf(heading: str, wanted: frozenset[str]) -> int:
-        """1 when the heading names an API whose last part is a question word: a section headed `path.join()`
-        or `os.cpus()` defines what "join path segments" or "how many CPUs" asks for."""
-        leaves = {_stem(name.rsplit(".", 1)[-1].casefold()) for name in _API_NAME.findall(heading)}
-        return int(bool(leaves & wanted))
+        self._named = {h: sum(1 for p in self._exact if p.search(h)) for h in {b.heading for b in blocks}}
 
     def base(self, block: Block) -> float:
         return sum(self.weights.get(t, 0.0) for t in self._terms.get(block, ())) \

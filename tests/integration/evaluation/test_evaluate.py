@@ -69,6 +69,13 @@ def test_a_missed_threshold_fails_the_command_for_ci(docs: Guru, tmp_path: Path)
     assert "recall@5 of the final references: 1.000" in out.getvalue()
 
 
+def test_judge_without_a_language_model_says_so_before_answering(docs: Guru, tmp_path: Path) -> None:
+    with pytest.raises(CommandError, match="--judge asks a language model, and none is configured"):
+        call_command("evaluate", docs.slug, "--set", str(_set_file(tmp_path)), "--judge", stdout=StringIO(),
+                     stderr=StringIO())
+    assert not EvalRun.objects.exists()
+
+
 def test_questions_that_fail_fail_the_command_instead_of_scoring_as_refusals(docs: Guru, tmp_path: Path,
                                                                               settings: SettingsWrapper) -> None:
     """With the search index unreachable every question errors: the run says so and exits 1, with no gate

@@ -8,6 +8,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from backend.adapters import registry
 from backend.core.errors import AppError
 from backend.evaluation.runner import K, run_cases, run_create
 from backend.evaluation.services import cases_for
@@ -38,6 +39,9 @@ class Command(BaseCommand):
             raise CommandError(f"No guru with slug {options['guru']!r}.")
         if not 1 <= options["k"] <= 20:
             raise CommandError("--k takes 1 to 20.")
+        if options["judge"] and not registry.llm_enabled():
+            raise CommandError("--judge asks a language model, and none is configured (an API key in the "
+                               "environment, or the Settings page); run without --judge, or configure one.")
         try:
             name, cases, eval_set = cases_for(guru, options["set"])
         except AppError as exc:

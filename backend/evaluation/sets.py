@@ -135,8 +135,8 @@ def _key(question: str, history: Sequence[str]) -> tuple[str, ...]:
 
 def _new(eval_set: EvalSet, items: Iterable[tuple[EvalCase, Question | None]]) -> list[EvalItem]:
     """Items for the cases the set does not ask yet, numbered after its last one."""
-    seen = {_key(q, h) for q, h in eval_set.items.values_list("question", "history")}
-    start, fresh = eval_set.items.count(), list[EvalItem]()
+    existing = list(eval_set.items.values_list("question", "history"))
+    seen, start, fresh = {_key(q, h) for q, h in existing}, len(existing), list[EvalItem]()
     for case, question in items:
         key = _key(case.question, case.history)
         if key not in seen:

@@ -151,14 +151,13 @@ def _start_services(args: argparse.Namespace, env: dict[str, str], running: Runn
     data_dir: Path = args.data_dir
     log_dir = data_dir / "logs"
     log_dir.mkdir(parents=True, exist_ok=True)
-    _manage(env, "migrate", "--noinput", capture=True)
-    # Collected (and pre-compressed) files let WhiteNoise send gzip/brotli with far-future cache headers.
-    _manage(env, "collectstatic", "--noinput", capture=True)
-    admin_text = _manage(env, "ensure_admin", "--manage-command", _manage_hint(data_dir), capture=True)
     running.sidecar = start_milvus_lite(data_dir=data_dir / "milvus.db", port=args.milvus_port, log_dir=log_dir)
     env["MILVUS_URI"] = running.sidecar.url
     (data_dir / "run.env").write_text(f"MILVUS_URI={running.sidecar.url}\n")
-    _manage(env, "check", "--deploy", "--tag", "vectors", "--fail-level", "ERROR", capture=True)
+    # Migrate, collect static files (pre-compressed, so WhiteNoise sends gzip/brotli with far-future cache
+    # headers), check the vector collections against the embedder, then the first admin.
+    admin_text = _manage(env, "prepare", "--check-tag", "vectors", "--manage-command", _manage_hint(data_dir),
+                         capture=True)
     celery = [sys.executable, "-m", "celery", "-A", "backend.config.celery_app", "worker", "--beat",
               "--loglevel", "INFO", "--concurrency", str(args.concurrency), "--without-mingle", "--without-gossip",
               "--schedule", str(data_dir / "celerybeat-schedule")]

@@ -5,7 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.core.management import call_command
+from django.core.management.base import SystemCheckError
 from pytest_django.fixtures import DjangoCaptureOnCommitCallbacks
 from pytest_django.fixtures import Settings as SettingsWrapper
 
@@ -207,3 +209,32 @@ def test_same_dimension_but_another_embedder_is_detected(
     with pytest.raises(PermanentServiceError):
         services.guru_collection_sync(guru_id=guru.pk)
     assert "reembed" in _record(guru).error
+
+
+def test_prepare_stops_on_a_failed_vector_check_before_creating_the_first_admin(
+    milvus: MilvusVectorStore,
+    settings: SettingsWrapper,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks,
+) -> None:
+    """`./openguru start` readies the data dir in one process (backend/launcher.py): a collection built for
+    another embedder stops the start, and no administrator is created whose password nobody saw."""
+    settings.STATIC_ROOT = str(tmp_path / "static")
+    _create(django_capture_on_commit_callbacks, slug="dims")
+    embedder = settings.OPENGURU_EMBEDDER
+    settings.OPENGURU_EMBEDDER = {"BACKEND": "hashing", "DIMENSION": "128"}
+    with pytest.raises(SystemCheckError, match="openguru.E001"):
+        call_command("prepare", "--check-tag", "vectors")
+    assert not get_user_model().objects.filter(is_superuser=True).exists()
+
+    settings.OPENGURU_EMBEDDER = embedder
+    capsys.readouterr()
+    call_command("prepare", "--check-tag", "vectors", "--manage-command", "./openguru manage")
+    out = capsys.readouterr().out
+    # Only the first admin's banner: migrate's and collectstatic's progress would bury it.
+    assert "username: admin" in out and "(change it later: ./openguru manage changepassword admin)" in out
+    assert "Operations to perform" not in out and "static file" not in out
+    assert (tmp_path / "static" / "js" / "sse.js.gz").exists()  # pre-compressed for WhiteNoise
+    call_command("prepare")
+    assert "An administrator already exists: admin" in capsys.readouterr().out

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import kombu
 
-from backend.core.broker import SCHEME, decode_message, register
+from backend.core.broker import DRAIN_SLICE_S, SCHEME, decode_message, register
 
 register()
 BIG = 8 * 1024 * 1024
@@ -67,3 +67,26 @@ def test_a_message_stays_claimed_until_acked_and_returns_when_its_consumer_close
         message.ack()
     assert not list((tmp_path / "queue").iterdir())
     assert not list((tmp_path / "unacked").glob("**/*.msg"))
+
+
+def test_a_wait_for_messages_returns_within_a_slice_so_a_worker_notices_shutdown(tmp_path: Path) -> None:
+    """Celery's blocking loop checks for a warm shutdown only between waits, and asks for 2 s each: a wait
+    on an empty queue must give control back after a short slice (Ctrl-C stopped an idle worker in 6 s)."""
+    (tmp_path / "queue").mkdir()
+    outcome: list[BaseException] = []
+    returned = threading.Event()
+
+    def wait() -> None:
+        with kombu.Connection(f"{SCHEME}://", transport_options=_options(tmp_path)) as conn:
+            consumer = conn.Consumer(kombu.Queue("idle", routing_key="idle"), callbacks=[lambda body, msg: None])
+            with consumer:
+                try:
+                    conn.drain_events(timeout=600)
+                except BaseException as exc:  # noqa: BLE001 - the outcome is asserted below
+                    outcome.append(exc)
+        returned.set()
+
+    threading.Thread(target=wait, daemon=True).start()
+    assert returned.wait(timeout=60), "a wait asked for 600 s blocked instead of returning after a slice"
+    assert [type(exc) for exc in outcome] == [TimeoutError]
+    assert DRAIN_SLICE_S <= 1.0

@@ -50,3 +50,10 @@ def milvus(settings: SettingsWrapper, milvus_uri: str) -> Iterator[MilvusVectorS
     for name in store.list_collections():
         if name.startswith(prefix):
             store.drop_collection(name)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests that start real processes first: spread over parallel test processes (./openguru test), the
+    long ones then overlap each other and the many short ones fill the gaps, instead of one long test
+    running alone at the end."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)

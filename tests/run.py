@@ -43,8 +43,18 @@ class Counts:
             self.skipped += skipped
 
 
+def _parallel(args: list[str]) -> list[str]:
+    """Spread the tests over one process per CPU (pytest-xdist) unless the arguments choose otherwise.
+
+    Most slow tests wait on the real processes they start; a second test process keeps both cores busy.
+    """
+    chosen = any(arg in ("-n", "--numprocesses", "--dist") or arg.startswith(("-n", "--numprocesses="))
+                 for arg in args) or "no:xdist" in args
+    return args if chosen else ["-n", "auto", "--dist", "worksteal", *args]
+
+
 def _pytest(args: list[str], env: dict[str, str], report: Path) -> int:
-    cmd = [sys.executable, "-m", "pytest", f"--junitxml={report}", *args]
+    cmd = [sys.executable, "-m", "pytest", f"--junitxml={report}", *_parallel(args)]
     return subprocess.call(cmd, cwd=REPO, env=env)
 
 

@@ -19,7 +19,7 @@ from backend.sources.services import source_create
 from backend.widget.models import WidgetId
 from tests.factories import GuruFactory, UserFactory
 from tests.fakes.pdfs import write_pdf
-from tests.support.browser import log_in_as, playwright_sync_api
+from tests.support.browser import clipboard_text, log_in_as, playwright_sync_api
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page
@@ -69,7 +69,7 @@ def test_snippet_copy_and_live_preview_answers(
     copy = card.get_by_role("button", name="Copy the snippet of Docs site")
     copy.click()
     expect(copy).to_have_text("Copied")
-    assert page.evaluate("navigator.clipboard.readText()") == snippet
+    assert clipboard_text(page, snippet) == snippet
 
     # The live preview: the real widget, loaded from this server, for this widget id.
     expect(page.locator("#preview-status")).to_have_text("Ready.")
@@ -106,7 +106,7 @@ def test_a_new_key_is_shown_once_and_a_reload_does_not_repeat_it(
     raw = (shown.text_content() or "").strip()
     assert APIKey.objects.get().key_hash == api_key_hash(raw)
     page.get_by_role("button", name="Copy key").click()
-    assert page.evaluate("navigator.clipboard.readText()") == raw
+    assert clipboard_text(page, raw) == raw
     expect(page.locator("#new-key-curl")).to_contain_text(f'-H "X-API-KEY: {raw}"')
     screenshot("key-shown")
 

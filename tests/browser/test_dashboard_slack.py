@@ -17,7 +17,7 @@ from backend.gurus.models import Guru
 from backend.integrations.models import Integration, Transport
 from tests.dashboard.slack_support import SIGNING_SECRET
 from tests.fakes.slack_server import FakeSlack
-from tests.support.browser import log_in_as, playwright_sync_api
+from tests.support.browser import clipboard_text, log_in_as, playwright_sync_api
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page
@@ -51,7 +51,7 @@ def test_slack_setup_from_not_connected_to_a_saved_channel(
     copy = card.get_by_role("button", name="Copy the manifest")
     copy.click()
     expect(copy).to_have_text("Copied")
-    assert page.evaluate("navigator.clipboard.readText()") == manifest
+    assert clipboard_text(page, manifest) == manifest
     create = card.get_by_role("link", name="Create it at Slack ↗")
     expect(create).to_have_attribute("href", re.compile(r"^https://api\.slack\.com/apps\?new_app=1&manifest_json="))
 

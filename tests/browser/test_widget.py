@@ -45,7 +45,7 @@ from tests.browser.widget_support import (
 )
 from tests.factories import GuruFactory
 from tests.fakes.openai_server import OpenAIFakeServer
-from tests.support.browser import playwright_sync_api
+from tests.support.browser import clipboard_text, playwright_sync_api
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page
@@ -117,14 +117,14 @@ def test_widget_streams_cited_answers_and_keeps_the_conversation(
     copy = first.locator(".code-copy")
     copy.click()
     expect(copy).to_have_text("Copied")
-    assert page.evaluate("navigator.clipboard.readText()") == CODE
+    assert clipboard_text(page, CODE) == CODE
     # Its fallback (no Clipboard API) borrows the focus for a hidden textarea; the widget takes it back.
     page.evaluate("async () => { await navigator.clipboard.writeText('');"
                   " Object.defineProperty(window, 'isSecureContext', {value: false}); }")
     expect(copy).to_have_text("Copy")
     copy.click()
     expect(copy).to_have_text("Copied")
-    assert page.evaluate("navigator.clipboard.readText()") == CODE
+    assert clipboard_text(page, CODE) == CODE
     assert shadow_active(page) == "code-copy"
     screenshot("desktop-open")
 

@@ -18,6 +18,7 @@ import psycopg
 
 from backend.core.sidecars import free_port, wait_for_port
 from tests.support.product import Browser, eventually, sse_events
+from tests.support.topology import redis_db_number
 
 REPO = Path(__file__).resolve().parents[2]
 # Variables of the test run that must not leak into the install's processes.
@@ -60,7 +61,7 @@ class Install:
         """A fresh database (migrated, first admin created, as compose's migrate service does)."""
         work.mkdir(parents=True, exist_ok=True)
         env = {k: v for k, v in os.environ.items() if k not in INHERITED_OUT}
-        redis = urllib.parse.urlsplit(os.environ["REDIS_URL"])._replace(path=f"/{redis_db}")
+        redis = urllib.parse.urlsplit(os.environ["REDIS_URL"])._replace(path=f"/{redis_db_number(redis_db)}")
         env.update(
             DJANGO_SETTINGS_MODULE="backend.config.settings.production", DJANGO_SECRET_KEY=uuid.uuid4().hex * 2,
             DJANGO_SECURE_COOKIES="false", DATABASE_URL=create_database(os.environ["DATABASE_URL"]),

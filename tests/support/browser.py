@@ -6,6 +6,7 @@ import asyncio
 import importlib
 import os
 import re
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
@@ -162,3 +163,15 @@ def submit_login_form(page: Page, username: str, password: str) -> None:
     page.get_by_label("Username").fill(username)
     page.get_by_label("Password").fill(password)
     page.get_by_role("button", name="Log in").click()
+
+
+def clipboard_text(page: Page, expected: str, timeout_s: float = 15.0) -> str:
+    """What the clipboard holds once it holds `expected`, or when the wait ends: a copy button writes the
+    clipboard asynchronously, and on a busy machine a read right after the click still sees the text an
+    earlier test of the same browser copied. (wait_for_function does not await an async predicate.)"""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        held = str(page.evaluate("navigator.clipboard.readText()"))
+        if held == expected or time.monotonic() > deadline:
+            return held
+        page.wait_for_timeout(50)

@@ -278,12 +278,21 @@ def _own_database(server_url: str, name: str) -> tuple[str, Any]:
 
 
 def _own_redis_db(url: str, db: int) -> str:
-    """The same Redis server, database `db`, emptied: counters, locks and the queue of this topology only."""
+    """The same Redis server, database `db` of this test process's block, emptied: counters, locks and the
+    queue of this topology only."""
     import redis
 
-    own = urlunsplit(urlsplit(url)._replace(path=f"/{db}"))
+    own = urlunsplit(urlsplit(url)._replace(path=f"/{redis_db_number(db)}"))
     redis.Redis.from_url(own).flushdb()
     return own
+
+
+def redis_db_number(db: int) -> int:
+    """Database `db` of the block this test process keeps to on a Redis server shared by parallel test
+    processes (backend/config/settings/test.py)."""
+    from django.conf import settings
+
+    return int(getattr(settings, "TEST_REDIS_DB_BASE", 0)) + db
 
 
 def _admin(log: str) -> tuple[str, str]:

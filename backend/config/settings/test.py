@@ -1,7 +1,29 @@
 """Test settings: eager tasks, fast hashing, in-memory fakes unless a test asks for real Milvus."""
 
-from backend.config.env import env_int
-from backend.config.settings.base import *  # noqa: F403
+import os
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+# pytest-xdist runs the suite in several processes: each gets a data dir of its own (the filesystem broker's
+# queues, the test database, the secret key), as two installs would. Processes a test starts inherit the
+# variable already pointing there.
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+_SHARED_DIR = os.environ.get("OPENGURU_DATA_DIR", "")
+if _WORKER and _SHARED_DIR and Path(_SHARED_DIR).name != _WORKER:
+    os.environ["OPENGURU_DATA_DIR"] = str(Path(_SHARED_DIR) / _WORKER)
+# On the production pass they share one Redis server: each process keeps to its own block of 16 databases
+# (the test Redis has 256), its own queue, cache and counters among them. Tests that take a database of
+# their own for a topology add their number to this base.
+TEST_REDIS_DB_BASE = 16 * int(_WORKER[2:]) if _WORKER.startswith("gw") and _WORKER[2:].isdigit() else 0
+_REDIS = os.environ.get("REDIS_URL", "")
+if TEST_REDIS_DB_BASE and _REDIS and not os.environ.get("OPENGURU_TEST_REDIS_DB_MOVED"):
+    _parts = urlsplit(_REDIS)
+    _db = int(_parts.path.strip("/") or 0)
+    os.environ["REDIS_URL"] = urlunsplit(_parts._replace(path=f"/{TEST_REDIS_DB_BASE + _db}"))
+    os.environ["OPENGURU_TEST_REDIS_DB_MOVED"] = "1"  # processes a test starts inherit the moved URL
+
+from backend.config.env import env_int  # noqa: E402
+from backend.config.settings.base import *  # noqa: E402, F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 CELERY_TASK_ALWAYS_EAGER = True

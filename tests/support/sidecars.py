@@ -49,7 +49,7 @@ def start_redis(
     work_dir.mkdir(parents=True, exist_ok=True)
     argv = [
         binary, "--port", str(port), "--bind", LOOPBACK, "--daemonize", "no",
-        "--save", "", "--databases", "256", "--appendonly", "yes" if persistent else "no", "--dir", str(work_dir),
+        "--save", "", "--databases", "1024", "--appendonly", "yes" if persistent else "no", "--dir", str(work_dir),
     ]  # fmt: skip
     url = f"redis://{LOOPBACK}:{port}/0"
     spec = LaunchSpec(name="redis", argv=argv, url=url, log_path=work_dir / "redis.log")

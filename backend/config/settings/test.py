@@ -12,8 +12,8 @@ _SHARED_DIR = os.environ.get("OPENGURU_DATA_DIR", "")
 if _WORKER and _SHARED_DIR and Path(_SHARED_DIR).name != _WORKER:
     os.environ["OPENGURU_DATA_DIR"] = str(Path(_SHARED_DIR) / _WORKER)
 # On the production pass they share one Redis server: each process keeps to its own block of 16 databases
-# (the test Redis has 256), its own queue, cache and counters among them. Tests that take a database of
-# their own for a topology add their number to this base.
+# (the test Redis has 1024, enough for 64 processes): its own queue, cache and counters. Tests that take a
+# database of their own for a topology add their number to this base.
 TEST_REDIS_DB_BASE = 16 * int(_WORKER[2:]) if _WORKER.startswith("gw") and _WORKER[2:].isdigit() else 0
 _REDIS = os.environ.get("REDIS_URL", "")
 if TEST_REDIS_DB_BASE and _REDIS and not os.environ.get("OPENGURU_TEST_REDIS_DB_MOVED"):

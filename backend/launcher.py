@@ -1,6 +1,6 @@
 """Runs the whole product on the embedded default: migrate, first admin, Milvus Lite sidecar,
-Celery worker (+ beat), the Slack Socket Mode and Discord gateway processes and the ASGI web server,
-supervised until Ctrl-C.
+Celery worker (+ beat), one process for the Slack Socket Mode and Discord gateway connections and the ASGI web
+server, supervised until Ctrl-C.
 
 Deliberately Django-free: every Django step runs in a child process with the same environment, so
 only the sidecar ever opens the Milvus Lite data dir.
@@ -161,11 +161,12 @@ def _start_services(args: argparse.Namespace, env: dict[str, str], running: Runn
     celery = [sys.executable, "-m", "celery", "-A", "backend.config.celery_app", "worker", "--beat",
               "--loglevel", "INFO", "--concurrency", str(args.concurrency), "--without-mingle", "--without-gossip",
               "--schedule", str(data_dir / "celerybeat-schedule")]
-    _spawn(running, "worker", celery, env, log_dir)
-    # Slack's Socket Mode connections (idle until a maintainer connects an integration that uses it).
-    _spawn(running, "slack", [sys.executable, str(REPO / "manage.py"), "slack_socket"], env, log_dir)
-    # Discord's gateway connections (idle until a maintainer gives a guru a bot token).
-    _spawn(running, "discord", [sys.executable, str(REPO / "manage.py"), "discord_listener"], env, log_dir)
+    # `prepare` ran the system checks for this start; Celery's Django fixup would run them again, importing
+    # every URL module the worker never serves.
+    _spawn(running, "worker", celery, dict(env, CELERY_SKIP_CHECKS="1"), log_dir)
+    # Slack's Socket Mode and Discord's gateway connections share one process: both are idle until a maintainer
+    # sets one up, and a process of its own each cost a second CPU-second and ~70 MB at every start.
+    _spawn(running, "chat_listeners", [sys.executable, str(REPO / "manage.py"), "chat_listeners"], env, log_dir)
     web = [sys.executable, "-m", "uvicorn", "backend.config.asgi:application",
            "--host", args.host, "--port", str(args.port), "--no-proxy-headers"]  # see backend/config/asgi.py
     _spawn(running, "web", web, env, log_dir)

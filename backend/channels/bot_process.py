@@ -24,11 +24,24 @@ async def rescan_until_stopped(stopping: asyncio.Event, interval: float,
             await asyncio.wait_for(stopping.wait(), timeout=interval)
 
 
-def serve_until_signalled(supervisor: Supervisor) -> None:
-    """Run the supervisor in this process until SIGTERM (compose, the launcher) or SIGINT (Ctrl-C)."""
+def serve_until_signalled(*supervisors: Supervisor) -> None:
+    """Run the supervisors on one event loop in this process until SIGTERM (compose, the launcher) or SIGINT.
+
+    If one of them fails, the others are stopped too and the error ends the process, so whoever supervises it
+    (the launcher, compose) restarts them all rather than leaving half the bots running unseen.
+    """
+    def stop_all() -> None:
+        for supervisor in supervisors:
+            supervisor.stopping.set()
+
     async def serve() -> None:
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(signum, supervisor.stopping.set)
-        await supervisor.run()
+            loop.add_signal_handler(signum, stop_all)
+        tasks = [asyncio.create_task(supervisor.run()) for supervisor in supervisors]
+        try:
+            await asyncio.gather(*tasks)
+        finally:
+            stop_all()
+            await asyncio.gather(*tasks, return_exceptions=True)
     asyncio.run(serve())

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 
-from backend.adapters.discord.rest import DiscordChannel, DiscordError, DiscordRest, Guild
+from backend.adapters.discord.types import DiscordChannel, DiscordError, Guild
 from backend.gurus.models import Guru
 from backend.integrations.models import Integration, IntegrationKind
 from backend.integrations.services import MAX_CHANNELS, MODES, SetupError
+
+if TYPE_CHECKING:
+    from backend.adapters.discord.rest import DiscordRest
 
 MAX_TOKEN = 200  # Discord's bot tokens are about 70 characters
 MAX_LISTED_GUILDS = 50  # servers whose channels the setup lists (each is one request to Discord)
@@ -24,6 +28,9 @@ def bot_shared_with(integration: Integration) -> list[str]:
 
 def discord_rest(token: str) -> DiscordRest:
     """The adapter at the configured REST base (Discord, a compatible proxy, or a test fake)."""
+    # Imported here: discord.py and aiohttp cost every process that loads the URLs 0.3 s at start.
+    from backend.adapters.discord.rest import DiscordRest
+
     return DiscordRest(token, base_url=settings.OPENGURU_DISCORD_API_URL)
 
 

@@ -10,14 +10,15 @@ import hashlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
-
-from langchain_text_splitters import Language, RecursiveCharacterTextSplitter
+from typing import TYPE_CHECKING, Any
 
 from backend.pipeline.excerpts import FENCE, closing_fence
 from backend.pipeline.ingest_types import ContentType, Document, Segment
 from backend.pipeline.sanitize import neutralise_line, neutralise_with_offsets
 from backend.pipeline.visible import visible_markdown
+
+if TYPE_CHECKING:
+    from langchain_text_splitters import RecursiveCharacterTextSplitter
 
 TokenCounter = Callable[[str], int]
 # Chunks larger than this retrieve worse even for long-window embedders, and cost more prompt tokens.
@@ -58,6 +59,9 @@ class TextChunk:
 
 
 def _splitter(doc: Document, config: ChunkingConfig, count_tokens: TokenCounter) -> RecursiveCharacterTextSplitter:
+    # Imported here: langchain costs every process that loads the project 0.3 s at start, and only ingestion splits.
+    from langchain_text_splitters import Language, RecursiveCharacterTextSplitter
+
     fenced = doc.content_type is ContentType.MARKDOWN and _FENCED.search(doc.text) is not None
     options: dict[str, Any] = {
         "chunk_size": config.max_tokens - (FENCE_RESERVE_TOKENS if fenced else 0),

@@ -14,8 +14,6 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from langchain_text_splitters import RecursiveCharacterTextSplitter
-
 from backend.pipeline.llm_types import Completion
 
 TREE_VERSION = "1"
@@ -56,6 +54,9 @@ def split_pieces(documents: Sequence[str], config: TreeConfig) -> list[str]:
     text = DOCUMENT_BREAK.join(d.strip() for d in documents if d.strip())
     if not text:
         return []
+    # Imported here: langchain costs every process that loads the project 0.3 s at start (see chunking.py).
+    from langchain_text_splitters import RecursiveCharacterTextSplitter
+
     splitter = RecursiveCharacterTextSplitter(
         chunk_size=config.max_length, chunk_overlap=config.overlap, add_start_index=True, strip_whitespace=True,
         separators=[DOCUMENT_BREAK, "\n\n", "\n", ". ", " ", ""],

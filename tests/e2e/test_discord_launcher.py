@@ -33,7 +33,7 @@ def _connect(product: Product) -> None:
 
 
 def _readies(data_dir: Path) -> int:
-    return (data_dir / "logs" / "discord.log").read_text().count("Discord bot DocsBot ready in 1 server(s)")
+    return (data_dir / "logs" / "chat_listeners.log").read_text().count("Discord bot DocsBot ready in 1 server(s)")
 
 
 def _click_thumbs_up(fake: FakeDiscord, product: Product, thread_id: str, answer: dict[str, Any]) -> None:
@@ -83,6 +83,6 @@ def test_discord_answers_in_a_thread_that_remembers_across_a_restart_and_a_dropp
         finally:
             assert stop(again) == 0
     logs = data_dir / "logs"
-    assert "Discord listener ready" in (logs / "discord.log").read_text()
+    assert "Discord listener ready" in (logs / "chat_listeners.log").read_text()
     written = [p for p in logs.rglob("*") if p.is_file()] + [product.output, again.output]
     assert [p.name for p in written if BOT_TOKEN.encode() in p.read_bytes()] == []  # the token is in no log

@@ -21,7 +21,8 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def product(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Product]:
-    running = launch(tmp_path_factory.mktemp("embedded") / "data")
+    # A first start as a new user's: it collects the static files itself (other tests reuse a collected tree).
+    running = launch(tmp_path_factory.mktemp("embedded") / "data", collect_static=True)
     yield running
     stop(running)
 

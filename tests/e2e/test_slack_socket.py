@@ -87,4 +87,4 @@ def test_socket_mode_answers_in_threads_and_reconnects_after_a_restart_and_a_dro
             assert len(binges) == 3 and len(set(binges)) == 2  # the follow-up continued the first thread's session
         finally:
             assert stop(again) == 0
-    assert "Slack Socket Mode connected" in (data_dir / "logs" / "slack.log").read_text()
+    assert "Slack Socket Mode connected" in (data_dir / "logs" / "chat_listeners.log").read_text()

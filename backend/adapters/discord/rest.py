@@ -5,12 +5,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import aiohttp
 import discord
 from discord.http import HTTPClient, Route
+
+from backend.adapters.discord.types import BotIdentity, DiscordChannel, DiscordError, Guild
+
+__all__ = ["BOT_PERMISSIONS", "BotIdentity", "DiscordChannel", "DiscordError", "DiscordRest", "Guild", "invite_url"]
 
 DEFAULT_API_URL = "https://discord.com/api/v10"
 TIMEOUT_S = 10  # one request; Discord answers in well under a second, and a hung call must not hold a web worker
@@ -34,37 +37,6 @@ BOT_PERMISSIONS = discord.Permissions(
 )
 
 T = TypeVar("T")
-
-
-class DiscordError(Exception):
-    """A Discord call that failed: `code` is "invalid_token", "forbidden", "connection_failed" or "http_<status>"."""
-
-    def __init__(self, code: str, message: str = "") -> None:
-        super().__init__(message or code)
-        self.code = code
-        self.message = message or code
-
-
-@dataclass(frozen=True)
-class BotIdentity:
-    user_id: str
-    name: str
-    application_id: str
-    message_content: bool  # the privileged Message Content intent is turned on in the Developer Portal
-
-
-@dataclass(frozen=True)
-class Guild:
-    id: str
-    name: str
-
-
-@dataclass(frozen=True)
-class DiscordChannel:
-    id: str
-    name: str
-    kind: str  # "text" (text and announcement channels) or "forum"
-    category: str  # the name of the category it is under, "" for none
 
 
 class _HTTP(HTTPClient):

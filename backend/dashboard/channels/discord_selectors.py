@@ -7,7 +7,6 @@ from typing import Any
 
 from django.conf import settings
 
-from backend.adapters.discord.rest import BOT_PERMISSIONS, invite_url
 from backend.dashboard.channels.discord_forms import MODE_LABELS, OFF, DiscordChannelsForm, DiscordTokenForm
 from backend.gurus.models import Guru
 from backend.integrations.discord_setup import (
@@ -99,6 +98,9 @@ def discord_card(guru: Guru, discord: Integration | None, *,
         context.update(discord_env_available=env,
                        discord_form=token_form or DiscordTokenForm(env_available=env))
         return context
+    # Imported here: discord.py costs every process that loads the URLs 0.3 s at start (see discord_setup.py).
+    from backend.adapters.discord.rest import BOT_PERMISSIONS, invite_url
+
     groups, error = discord_channel_groups(discord)
     context.update(discord_groups=groups, discord_channels_error=error, discord_mode_labels=MODE_LABELS,
                    discord_invite_url=invite_url(discord.app_id), discord_shared_with=bot_shared_with(discord),

@@ -1,4 +1,4 @@
-"""Ready a data dir for a start in one process: migrate, collect static files, system checks, first admin."""
+"""Ready a data dir for a start in one process: migrate, collect static files (if changed), checks, first admin."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ from typing import Any
 
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
+
+from backend.core.static_files import collect_static_if_changed
 
 
 class Command(BaseCommand):
@@ -25,7 +27,7 @@ class Command(BaseCommand):
         # and these steps ran one after another on every start.
         quiet = io.StringIO()
         call_command("migrate", interactive=False, stdout=quiet)
-        call_command("collectstatic", interactive=False, stdout=quiet)
+        collect_static_if_changed()
         if options["check_tags"]:
             # After migrating, as the checks read the gurus; before the admin, so a failed check creates nobody.
             call_command("check", deploy=True, tags=options["check_tags"], fail_level="ERROR", stdout=quiet)

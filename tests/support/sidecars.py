@@ -83,8 +83,9 @@ def start_postgres(*, work_dir: Path, port: int | None = None, startup_timeout: 
         str(bin_dir / "postgres"), "-D", str(data_dir), "-p", str(port), "-k", str(runtime_dir),
         "-c", f"listen_addresses={LOOPBACK}", "-c", "fsync=off",
         "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
-        # One server serves every test process of the production pass at once: a 100-request burst in one
-        # test and another test's processes together passed PostgreSQL's default of 100 (a 503 `busy`).
+        # One server serves every test process of the production pass at once, the topology's pooled web
+        # workers (up to 20 connections each) among them; PostgreSQL's default of 100 clients was once passed
+        # during a 100-request burst test, whose one request got 503 `busy`.
         "-c", "max_connections=300",
     ]  # fmt: skip
     spec = LaunchSpec(

@@ -16,14 +16,13 @@ from tests.e2e.test_restart import SLUG, _create_indexed_guru
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.pdfs import write_pdf
 from tests.support.discord_e2e import add_server, answers, connect_on_dashboard, mention, thread_of, vote_ids
-from tests.support.product import Browser, Product, eventually, launch, manage, stop
+from tests.support.product import Browser, Product, eventually, launch, manage, query, stop
 
 pytestmark = pytest.mark.slow
 
 QUESTION = "What does the visibility timeout do?"
 SESSIONS = ("from backend.answering.models import Question as Q; "
             "print(sorted(str(q.binge_id) for q in Q.objects.filter(channel='DISCORD')))")
-FEEDBACK = "from backend.answering.models import Question as Q; print(Q.objects.get(pk={pk}).feedback)"
 
 
 def _connect(product: Product) -> None:
@@ -42,7 +41,8 @@ def _click_thumbs_up(fake: FakeDiscord, product: Product, thread_id: str, answer
                                 custom_id=up)
     fake.wait_for(lambda: fake.interaction_responses(clicked), timeout=60)
     pk = up.rsplit(":", 1)[1]
-    eventually(lambda: manage(product, "shell", "-c", FEEDBACK.format(pk=pk)).split()[-1] == "1", "the 👍 vote")
+    eventually(lambda: query(product, "SELECT feedback FROM answering_question WHERE id = ?", pk) == (1,),
+               "the 👍 vote")
 
 
 def test_discord_answers_in_a_thread_that_remembers_across_a_restart_and_a_dropped_gateway(tmp_path: Path) -> None:

@@ -21,8 +21,8 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def product(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Product]:
-    # A first start as a new user's: it collects the static files itself (other tests reuse a collected tree).
-    running = launch(tmp_path_factory.mktemp("embedded") / "data", collect_static=True)
+    # A first start as a new user's: it migrates and collects itself (other launch tests start from a copy).
+    running = launch(tmp_path_factory.mktemp("embedded") / "data", new_install=True)
     yield running
     stop(running)
 

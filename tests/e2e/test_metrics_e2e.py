@@ -17,7 +17,16 @@ from tests.fakes.openai_server import FAKE_CHAT_MODEL, FAKE_OPENAI_KEY, OpenAIFa
 from tests.fakes.pdfs import write_pdf
 from tests.integration.answering.answer_support import grades
 from tests.support.metrics import Samples, parse
-from tests.support.product import Browser, Product, eventually, launch, manage, stop, summaries_settled
+from tests.support.product import (
+    Browser,
+    Product,
+    collection_ready,
+    eventually,
+    launch,
+    manage,
+    stop,
+    summaries_settled,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -39,8 +48,8 @@ def _create_guru_with_a_pdf(product: Product, pdf: Path) -> None:
         "slug": SLUG, "name": "Metrics Guru", "domain_knowledge": "Celery brokers", "base_color": "#1f6feb",
         "language": "en", "active": "on",
     })
-    eventually(lambda: re.search(rf"{SLUG}\s+\S+\s+384\s+0\s+ok", manage(product, "collections")) is not None,
-               "the guru's collection")
+    eventually(lambda: collection_ready(product, SLUG), "the guru's collection")
+    assert re.search(rf"{SLUG}\s+\S+\s+384\s+0\s+ok", manage(product, "collections"))
     out = manage(product, "add_source", SLUG, str(pdf))  # queued; the worker indexes it
     assert re.search(r"Indexed [1-9]\d* chunks from manual.pdf", out), out
 

@@ -24,6 +24,7 @@ from tests.support.product import (
     Product,
     ask_on_guru_page,
     child_pid,
+    collection_ready,
     eventually,
     launch,
     manage,
@@ -50,8 +51,8 @@ def _create_indexed_guru(product: Product, pdf: Path) -> None:
         "slug": SLUG, "name": "Broker Guru", "domain_knowledge": "Celery brokers", "base_color": "#1f6feb",
         "language": "en", "active": "on",
     })
-    eventually(lambda: re.search(rf"{SLUG}\s+guru_broker_guru\s+384\s+0\s+ok", manage(product, "collections"))
-               is not None, "the guru's collection")
+    eventually(lambda: collection_ready(product, SLUG), "the guru's collection")
+    assert re.search(rf"{SLUG}\s+guru_broker_guru\s+384\s+0\s+ok", manage(product, "collections"))
     out = manage(product, "add_source", SLUG, str(pdf))
     assert re.search(r"Indexed [1-9]\d* chunks from manual.pdf", out), out
 

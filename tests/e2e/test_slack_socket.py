@@ -13,7 +13,7 @@ import pytest
 from tests.e2e.test_restart import _create_indexed_guru
 from tests.fakes.pdfs import write_pdf
 from tests.fakes.slack_server import FakeSlack
-from tests.support.product import Product, eventually, launch, manage, stop
+from tests.support.product import Product, eventually, launch, manage, query, stop
 
 pytestmark = pytest.mark.slow
 
@@ -27,7 +27,6 @@ CONNECT = (  # `manage` runs with the product's environment, not the test's: the
     "s.slack_channels_set(integration=i, allow_dm=False, "
     "channels=[dict(id='{channel}', name='support', mode='mention')])"
 )
-FEEDBACK = "from backend.answering.models import Question as Q; print(Q.objects.get(pk={pk}).feedback)"
 THREADS = ("from backend.answering.models import Question as Q; "
            "print(sorted(str(q.binge_id) for q in Q.objects.filter(channel='SLACK')))")
 
@@ -52,7 +51,7 @@ def _press_thumbs_down(slack: FakeSlack, product: Product) -> None:
                "user": {"id": "U0HUMAN"}, "actions": [{"action_id": actions[0]["action_id"], "value": value}]}
     slack.wait_ack(slack.push(payload, type="interactive"), timeout=30)
     pk = value.split(":")[1]
-    eventually(lambda: manage(product, "shell", "-c", FEEDBACK.format(pk=pk)).split()[-1] == "-1", "the vote")
+    eventually(lambda: query(product, "SELECT feedback FROM answering_question WHERE id = ?", pk) == (-1,), "the vote")
 
 
 def test_socket_mode_answers_in_threads_and_reconnects_after_a_restart_and_a_drop(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from backend.adapters.llm.fake import ReplyScript, ScriptedReply
 from tests.e2e.test_worker_recovery import _kill_worker, _worker_pid
 from tests.fakes.openai_server import FAKE_CHAT_MODEL, FAKE_OPENAI_KEY, OpenAIFakeServer
 from tests.fakes.pdfs import write_pdf
-from tests.support.product import Product, eventually, launch, manage, stop
+from tests.support.product import Product, collection_ready, eventually, launch, manage, stop
 from tests.support.summaries import summarise_calls, topic_paragraphs
 
 pytestmark = pytest.mark.slow
@@ -43,7 +43,7 @@ def test_a_killed_worker_resumes_the_tree_without_re_summarising(tmp_path: Path,
     product = launch(tmp_path / "data", env=env)
     try:
         manage(product, "shell", "-c", CREATE_GURU)
-        eventually(lambda: "resume" in manage(product, "collections"), "the guru's collection", 120)
+        eventually(lambda: collection_ready(product, "resume"), "the guru's collection", 120)
         assert "Indexed" in manage(product, "add_source", "resume", str(pdf))
         eventually(lambda: 4 <= _source(product).get("summary_done", 0) <= _source(product)["summary_total"] - 8,
                    "the tree under way", 120)

@@ -6,11 +6,9 @@ import http.cookiejar
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.error
 import urllib.parse
@@ -21,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from backend.core.sidecars import free_port
+from tests.support.install_cache import prefill
 
 REPO = Path(__file__).resolve().parents[2]
 # Settings the launcher must not inherit from a production-profile test run.
@@ -45,41 +44,15 @@ def environment(data_dir: Path) -> dict[str, str]:
     return env
 
 
-_collected_static: list[Path] = []  # this test process's copy of a collected static tree, once it has one
-
-
-def _reuse_collected_static(data_dir: Path) -> None:
-    """Give a new data dir the static files an earlier start in this process collected (hard links).
-
-    Collecting costs a new data dir about a CPU-second of compression; the launcher skips it when the stamp beside
-    the tree matches the sources, as on any restart. Tests of the first start pass `collect_static=True`.
-    """
-    if not _collected_static or (data_dir / "static.collected").exists():
-        return
-    cache = _collected_static[0]
-    data_dir.mkdir(parents=True, exist_ok=True)
-    shutil.rmtree(data_dir / "static", ignore_errors=True)
-    shutil.copytree(cache / "static", data_dir / "static", copy_function=os.link)
-    shutil.copy2(cache / "static.collected", data_dir / "static.collected")
-
-
-def _keep_collected_static(data_dir: Path) -> None:
-    if _collected_static or not (data_dir / "static.collected").exists():
-        return
-    cache = Path(tempfile.mkdtemp(prefix="openguru-static-"))
-    shutil.copytree(data_dir / "static", cache / "static", copy_function=os.link)
-    shutil.copy2(data_dir / "static.collected", cache / "static.collected")
-    _collected_static.append(cache)
-
-
 def launch(data_dir: Path, *, timeout: float = 180, env: Mapping[str, str] | None = None,
-           collect_static: bool = False) -> Product:
+           new_install: bool = False) -> Product:
     """Start the launcher on a free port and wait for its banner (it prints "Stop:" when everything runs).
 
-    `env` adds variables, e.g. an LLM provider pointed at a fake server.
+    `env` adds variables, e.g. an LLM provider pointed at a fake server. A data dir without a database starts
+    from a migrated empty one and collected static files (tests/support/install_cache.py) unless `new_install`.
     """
-    if not collect_static:
-        _reuse_collected_static(data_dir)
+    if not new_install:
+        prefill(data_dir, environment)
     port = free_port()
     output = data_dir.parent / f"launcher-{port}.out"
     with output.open("w") as sink:
@@ -93,7 +66,6 @@ def launch(data_dir: Path, *, timeout: float = 180, env: Mapping[str, str] | Non
             process.kill()
             raise AssertionError(f"launcher did not come up (exit {process.poll()}):\n{text}")
         time.sleep(0.1)
-    _keep_collected_static(data_dir)
     creds = dict(re.findall(r"(username|password): (\S+)", text))
     return Product(f"http://localhost:{port}", creds.get("username", ""), creds.get("password", ""),
                    data_dir, process, output)
@@ -140,6 +112,25 @@ def summaries_settled(product: Product) -> bool:
         busy = db.execute("SELECT COUNT(*) FROM sources_datasource WHERE summary_state IN ('QUEUED', 'RUNNING')"
                           " OR (status = 'INDEXED' AND summary_state = '')").fetchone()[0]
     return int(busy) == 0
+
+
+def query(product: Product, sql: str, *params: object) -> tuple[Any, ...] | None:
+    """One row of the running product's SQLite database, read beside it (WAL lets readers in during writes).
+
+    Waiting on a row this way, rather than through `./openguru manage shell`, spares a Python process loading
+    the project (a CPU-second or two) at every poll."""
+    import sqlite3
+
+    with sqlite3.connect(product.data_dir / "openguru.sqlite3", timeout=30) as db:
+        row: tuple[Any, ...] | None = db.execute(sql, params).fetchone()
+    return row
+
+
+def collection_ready(product: Product, slug: str) -> bool:
+    """Whether the guru's vector collection is READY."""
+    row = query(product, "SELECT c.status FROM gurus_vectorcollection c JOIN gurus_guru g ON g.id = c.guru_id"
+                         " WHERE g.slug = ?", slug)
+    return row is not None and row[0] == "READY"
 
 
 def manage_run(product: Product, *args: str) -> subprocess.CompletedProcess[str]:

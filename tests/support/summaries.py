@@ -52,7 +52,7 @@ def guru_with_two_manuals(product: Product, tmp_path: Path, slug: str) -> None:
     """Through the running product: log in, create the guru "Queue Guru" and add two PDF manuals (Scheduler,
     Workers) of four topic paragraphs each with `manage add_source`."""
     from tests.fakes.pdfs import write_pdf
-    from tests.support.product import Browser, eventually, manage
+    from tests.support.product import Browser, collection_ready, eventually, manage
 
     browser = Browser(product.url)
     browser.submit("/accounts/login/", {"username": product.username, "password": product.password})
@@ -60,7 +60,7 @@ def guru_with_two_manuals(product: Product, tmp_path: Path, slug: str) -> None:
         "slug": slug, "name": "Queue Guru", "domain_knowledge": "a task queue", "base_color": "#1f6feb",
         "language": "en", "active": "on",
     })
-    eventually(lambda: slug in manage(product, "collections"), "the guru's collection")
+    eventually(lambda: collection_ready(product, slug), "the guru's collection")
     for topic in ("Scheduler", "Workers"):
         pdf = write_pdf(tmp_path / f"{topic.lower()}.pdf", [[line] for line in topic_paragraphs(topic, 4)])
         assert "Indexed" in manage(product, "add_source", slug, str(pdf))

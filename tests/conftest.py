@@ -52,8 +52,30 @@ def milvus(settings: SettingsWrapper, milvus_uri: str) -> Iterator[MilvusVectorS
             store.drop_collection(name)
 
 
+# Tests that share a package-scoped deployment (tests/e2e/conftest.py: `topology`) run in one test process: split
+# over several, each would start a topology of its own.
+SHARED_PACKAGE_FIXTURES = ("topology",)
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups set here
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests that start real processes first: spread over parallel test processes (./openguru test), the
-    long ones then overlap each other and the many short ones fill the gaps, instead of one long test
-    running alone at the end."""
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    """Tests that start real processes first, each module's in one group (`--dist loadgroup`, ./openguru test).
+
+    The scheduler hands out groups, then single tests, in this order to whichever test process is free: the long
+    tests overlap each other and the many short ones fill the gaps at the end, instead of one long test running
+    alone. A group keeps a module's slow tests (which often share a module-scoped product) on one process.
+    """
+    grouped = {item.nodeid for item in items if _group(item)}
+    items.sort(key=lambda item: item.nodeid not in grouped)
+
+
+def _group(item: pytest.Item) -> bool:
+    """Mark the item's xdist group, if it has one; whether it has."""
+    fixtures = getattr(item, "fixturenames", ())
+    if any(name in fixtures for name in SHARED_PACKAGE_FIXTURES):
+        item.add_marker(pytest.mark.xdist_group(f"package:{item.path.parent}"))
+    elif item.get_closest_marker("slow") is not None:
+        item.add_marker(pytest.mark.xdist_group(f"module:{item.path}"))
+    else:
+        return False
+    return True

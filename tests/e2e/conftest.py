@@ -124,6 +124,15 @@ def topology_fakes() -> Iterator[Fakes]:
         yield Fakes(llm, script, site, slack, discord)
 
 
+@pytest.fixture(autouse=True)
+def _default_answer(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Tests that script another answer for the package's fake LLM get the default back after them."""
+    yield
+    if "topology" in request.fixturenames:
+        fakes: Fakes = request.getfixturevalue("topology_fakes")
+        fakes.script.answer = ScriptedReply(text=ANSWER, chunks=4)
+
+
 @pytest.fixture(scope="package")
 def topology(tmp_path_factory: pytest.TempPathFactory, topology_fakes: Fakes) -> Iterator[Topology]:
     if not os.environ.get("REDIS_URL"):

@@ -52,30 +52,33 @@ def milvus(settings: SettingsWrapper, milvus_uri: str) -> Iterator[MilvusVectorS
             store.drop_collection(name)
 
 
-# Tests that share a package-scoped deployment (tests/e2e/conftest.py: `topology`) run in one test process: split
-# over several, each would start a topology of its own.
-SHARED_PACKAGE_FIXTURES = ("topology",)
-
-
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups set here
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests that start real processes first, each module's in one group (`--dist loadgroup`, ./openguru test).
+    """Modules with tests that start real processes at the head of every test process's share (./openguru test).
 
-    The scheduler hands out groups, then single tests, in this order to whichever test process is free: the long
-    tests overlap each other and the many short ones fill the gaps at the end, instead of one long test running
-    alone. A group keeps a module's slow tests (which often share a module-scoped product) on one process.
+    `--dist worksteal` first gives each of the N test processes a contiguous 1/N of this order, then lets idle
+    ones take the tail of a busy one's queue. So the modules with `slow` tests are spread over the N shares and
+    put at the head of each (kept whole: their tests may share a module-scoped product, and some check what an
+    earlier test of the module did); the long tests then overlap each other and the short ones, stolen from
+    the tails, fill the gaps at the end instead of one long test running alone.
     """
-    grouped = {item.nodeid for item in items if _group(item)}
-    items.sort(key=lambda item: item.nodeid not in grouped)
-
-
-def _group(item: pytest.Item) -> bool:
-    """Mark the item's xdist group, if it has one; whether it has."""
-    fixtures = getattr(item, "fixturenames", ())
-    if any(name in fixtures for name in SHARED_PACKAGE_FIXTURES):
-        item.add_marker(pytest.mark.xdist_group(f"package:{item.path.parent}"))
-    elif item.get_closest_marker("slow") is not None:
-        item.add_marker(pytest.mark.xdist_group(f"module:{item.path}"))
-    else:
-        return False
-    return True
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    slow_paths = {item.path for item in items if item.get_closest_marker("slow") is not None}
+    modules: dict[Path, list[pytest.Item]] = {}
+    for item in items:
+        if item.path in slow_paths:
+            modules.setdefault(item.path, []).append(item)
+    shares: list[list[pytest.Item]] = [[] for _ in range(workers)]
+    slow_counts = [0] * workers
+    for module in modules.values():  # the share with the fewest slow tests so far takes the next module
+        share = slow_counts.index(min(slow_counts))
+        shares[share] += module
+        slow_counts[share] += sum(1 for item in module if item.get_closest_marker("slow") is not None)
+    rest = [item for item in items if item.path not in slow_paths]
+    ordered: list[pytest.Item] = []
+    for index, share in enumerate(shares):
+        # worksteal's first split: each process in turn gets what remains divided by the processes left.
+        size = (len(items) - len(ordered)) // (workers - index)
+        take = max(0, size - len(share))
+        ordered += share + rest[:take]
+        rest = rest[take:]
+    items[:] = ordered + rest

@@ -43,27 +43,32 @@ class Counts:
             self.skipped += skipped
 
 
-# Test processes per CPU: most slow tests wait on the real processes they start (a product coming up, a worker
-# indexing, a restart), so one per CPU leaves the CPUs idle much of the time. Measured on 2 cores, pass 1:
-# 2 processes 903 s, 4 processes 774 s.
-PROCESSES_PER_CPU = 2
+# Test processes per CPU on the embedded pass: most slow tests wait on the real processes they start (a product
+# coming up, a worker indexing, a restart), so one per CPU leaves the CPUs idle much of the time. Measured on
+# 2 cores, pass 1: 2 processes 903 s, 4 processes 774 s. The production pass keeps one per CPU: its topology
+# tests share a package-scoped deployment (nginx, two web and two worker processes), which every test process
+# that runs one of them starts for itself.
+EMBEDDED_PROCESSES_PER_CPU = 2
+PRODUCTION_PROCESSES_PER_CPU = 1
 MAX_PROCESSES = 16  # each may run a whole product (~1 GB): a many-core machine need not start hundreds
 
 
-def _parallel(args: list[str]) -> list[str]:
+def _parallel(args: list[str], per_cpu: int) -> list[str]:
     """Spread the tests over test processes (pytest-xdist) unless the arguments choose otherwise.
 
-    `loadgroup` hands out work in collection order to whichever process is free: the groups of slow tests first
-    (tests/conftest.py), then single tests; the collection order is kept as it is (no reordering by size).
+    `worksteal` splits the collection over the processes, then moves queued tests to idle ones; tests/conftest.py
+    orders the collection for that split. (`loadfile` and `loadgroup` would keep modules together by themselves,
+    but they track tests by id, and schemathesis gives all of one fuzz test's operations the same id: all but
+    one operation were silently dropped.)
     """
     chosen = any(arg in ("-n", "--numprocesses", "--dist") or arg.startswith(("-n", "--numprocesses="))
                  for arg in args) or "no:xdist" in args
-    processes = min(MAX_PROCESSES, PROCESSES_PER_CPU * (os.cpu_count() or 1))
-    return args if chosen else ["-n", str(processes), "--dist", "loadgroup", "--no-loadscope-reorder", *args]
+    processes = min(MAX_PROCESSES, per_cpu * (os.cpu_count() or 1))
+    return args if chosen else ["-n", str(processes), "--dist", "worksteal", *args]
 
 
-def _pytest(args: list[str], env: dict[str, str], report: Path) -> int:
-    cmd = [sys.executable, "-m", "pytest", f"--junitxml={report}", *_parallel(args)]
+def _pytest(args: list[str], env: dict[str, str], report: Path, per_cpu: int) -> int:
+    cmd = [sys.executable, "-m", "pytest", f"--junitxml={report}", *_parallel(args, per_cpu)]
     return subprocess.call(cmd, cwd=REPO, env=env)
 
 
@@ -88,7 +93,7 @@ def _production_pass(args: list[str], env: dict[str, str], work: Path, counts: C
     _banner(f"Pass 2: production profile (PostgreSQL {pg}, Redis {redis}, Milvus {milvus})")
     try:
         report = work / "production.xml"
-        code = _pytest(["-m", "production_profile", *args], prod_env, report)
+        code = _pytest(["-m", "production_profile", *args], prod_env, report, PRODUCTION_PROCESSES_PER_CPU)
         counts.add(report)
         return code
     finally:
@@ -102,7 +107,7 @@ def main(argv: list[str]) -> int:
         env = dict(os.environ, OPENGURU_DATA_DIR=str(work / "data"), PYTHONUNBUFFERED="1")
         env.pop("MILVUS_URI", None)
         _banner("Pass 1: embedded default (SQLite, Milvus Lite, filesystem broker)")
-        first = _pytest(argv, env, work / "embedded.xml")
+        first = _pytest(argv, env, work / "embedded.xml", EMBEDDED_PROCESSES_PER_CPU)
         counts.add(work / "embedded.xml")
         second = _production_pass(argv, env, work, counts)
     sys.stdout.write(f"\nopenguru: {counts.passed} passed, {counts.failed} failed, {counts.skipped} skipped\n")

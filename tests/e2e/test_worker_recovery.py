@@ -19,7 +19,7 @@ from pymilvus import MilvusClient
 
 from backend.core.sidecars import Sidecar, start_milvus_lite
 from tests.fakes.pdfs import write_pdf
-from tests.support.product import Product, child_pid, eventually, launch, manage, stop
+from tests.support.product import Product, child_pid, eventually, launch, manage, query, stop
 
 pytestmark = pytest.mark.slow
 
@@ -46,9 +46,7 @@ def _db(product: Product) -> sqlite3.Connection:
 
 
 def _row(product: Product, sql: str, *params: object) -> tuple[Any, ...]:
-    with _db(product) as db:
-        row = db.execute(sql, params).fetchone()
-    return tuple(row) if row else ()
+    return query(product, sql, *params) or ()
 
 
 def _source(product: Product, source_id: int) -> dict[str, Any]:

@@ -106,12 +106,9 @@ def summaries_settled(product: Product) -> bool:
     A test that scripts the fake LLM's next replies waits for this first: the worker's summariser calls the
     same fake after each index run and would take the replies meant for the answer.
     """
-    import sqlite3
-
-    with sqlite3.connect(product.data_dir / "openguru.sqlite3", timeout=30) as db:
-        busy = db.execute("SELECT COUNT(*) FROM sources_datasource WHERE summary_state IN ('QUEUED', 'RUNNING')"
-                          " OR (status = 'INDEXED' AND summary_state = '')").fetchone()[0]
-    return int(busy) == 0
+    row = query(product, "SELECT COUNT(*) FROM sources_datasource WHERE summary_state IN ('QUEUED', 'RUNNING')"
+                         " OR (status = 'INDEXED' AND summary_state = '')")
+    return row is not None and int(row[0]) == 0
 
 
 def query(product: Product, sql: str, *params: object) -> tuple[Any, ...] | None:

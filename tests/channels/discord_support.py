@@ -111,6 +111,10 @@ def listener(discord_integration: Integration, discord: FakeDiscord) -> Iterator
     running = ListenerThread().start()
     discord.wait_for(lambda: discord.connected(BOT_TOKEN), timeout=30)
     discord.wait_for(lambda: discord.commands(APP_ID), timeout=30)
+    # Past READY (on_ready wrote the tab's "last event"): only then does the bot know its session id. A test
+    # that drops the connection earlier would see a new IDENTIFY instead of a RESUME, which is right then.
+    discord.wait_for(lambda: Integration.objects.filter(pk=discord_integration.pk, last_event_at__isnull=False)
+                     .exists(), timeout=30)
     try:
         yield running
     finally:

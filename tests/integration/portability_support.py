@@ -70,12 +70,21 @@ def ask(guru: Guru, question: str, *, user: Any = None) -> list[dict[str, Any]]:
 
 
 def rows() -> dict[str, list[dict[str, Any]]]:
-    """Every exported row, secrets decrypted, users without their (install-specific) ids."""
+    """Every exported row, secrets decrypted, users without their (install-specific) ids.
+
+    Many-to-many values are sorted: the serializer lists them in whatever order the database returns, which
+    PostgreSQL does not promise (the guru row differed once after an import under load, its two maintainers
+    being the one part of it that has no order of its own).
+    """
     dump = {}
     for label in EXPORTED:
         model = apps.get_model(label)
-        dump[label] = serializers.serialize("python", model._default_manager.order_by("pk"),
-                                            use_natural_foreign_keys=True, use_natural_primary_keys=label in NATURAL)
+        many = [field.name for field in model._meta.many_to_many]
+        serialized = serializers.serialize("python", model._default_manager.order_by("pk"),
+                                           use_natural_foreign_keys=True, use_natural_primary_keys=label in NATURAL)
+        for row in serialized:
+            row["fields"].update({name: sorted(row["fields"][name]) for name in many if name in row["fields"]})
+        dump[label] = serialized
     return dump
 
 
@@ -88,6 +97,35 @@ def vectors() -> dict[str, list[tuple[Any, ...]]]:
         out[slug] = sorted((c.id, c.text, c.vector, c.source_id, c.generation, c.kind, repr(c.metadata))
                            for c in chunks)
     return out
+
+
+def differences(before: tuple[dict[str, Any], ...], after: tuple[dict[str, Any], ...]) -> list[str]:
+    """Where two (rows, vectors, media) snapshots differ: the part, the key and the first differing item."""
+    found = []
+    for part, (old, new) in zip(("rows", "vectors", "media"), zip(before, after, strict=True), strict=True):
+        for key in sorted(set(old) | set(new)):
+            if old.get(key) == new.get(key):
+                continue
+            olds, news = old.get(key), new.get(key)
+            if isinstance(olds, list) and isinstance(news, list):
+                pairs = enumerate(zip(olds, news, strict=False))
+                at = next((i for i, (a, b) in pairs if a != b), min(len(olds), len(news)))
+                was, now = (olds[at] if at < len(olds) else None), (news[at] if at < len(news) else None)
+                found.append(f"{part} {key} [{at}] of {len(olds)}/{len(news)}: {_changed(was, now)}")
+            else:
+                found.append(f"{part} {key}: {str(olds)[:300]!r} -> {str(news)[:300]!r}")
+    return found
+
+
+def _changed(was: Any, now: Any) -> str:
+    """The fields of a serialized row that differ, else the two values."""
+    if isinstance(was, dict) and isinstance(now, dict) and isinstance(was.get("fields"), dict) \
+            and isinstance(now.get("fields"), dict):
+        names = sorted(set(was["fields"]) | set(now["fields"]))
+        changed = {n: (was["fields"].get(n), now["fields"].get(n)) for n in names
+                   if was["fields"].get(n) != now["fields"].get(n)}
+        return f"pk {was.get('pk')!r} -> {now.get('pk')!r}, fields {changed!r}"
+    return f"{was!r} -> {now!r}"
 
 
 def media() -> dict[str, bytes]:

@@ -48,12 +48,11 @@ class Counts:
 # at 4 the load pushed tests with hard bounds over them (a Milvus call's 10 s deadline, an ingestion bound),
 # so both passes keep one per CPU. (The production pass's topology tests share a package-scoped deployment,
 # which every test process that runs one of them starts for itself.)
-EMBEDDED_PROCESSES_PER_CPU = 1
-PRODUCTION_PROCESSES_PER_CPU = 1
+PROCESSES_PER_CPU = 1
 MAX_PROCESSES = 16  # each may run a whole product (~1 GB): a many-core machine need not start hundreds
 
 
-def _parallel(args: list[str], per_cpu: int) -> list[str]:
+def _parallel(args: list[str]) -> list[str]:
     """Spread the tests over test processes (pytest-xdist) unless the arguments choose otherwise.
 
     `worksteal` splits the collection over the processes, then moves queued tests to idle ones; tests/conftest.py
@@ -63,12 +62,12 @@ def _parallel(args: list[str], per_cpu: int) -> list[str]:
     """
     chosen = any(arg in ("-n", "--numprocesses", "--dist") or arg.startswith(("-n", "--numprocesses="))
                  for arg in args) or "no:xdist" in args
-    processes = min(MAX_PROCESSES, per_cpu * (os.cpu_count() or 1))
+    processes = min(MAX_PROCESSES, PROCESSES_PER_CPU * (os.cpu_count() or 1))
     return args if chosen else ["-n", str(processes), "--dist", "worksteal", *args]
 
 
-def _pytest(args: list[str], env: dict[str, str], report: Path, per_cpu: int) -> int:
-    cmd = [sys.executable, "-m", "pytest", f"--junitxml={report}", *_parallel(args, per_cpu)]
+def _pytest(args: list[str], env: dict[str, str], report: Path) -> int:
+    cmd = [sys.executable, "-m", "pytest", f"--junitxml={report}", *_parallel(args)]
     return subprocess.call(cmd, cwd=REPO, env=env)
 
 
@@ -93,7 +92,7 @@ def _production_pass(args: list[str], env: dict[str, str], work: Path, counts: C
     _banner(f"Pass 2: production profile (PostgreSQL {pg}, Redis {redis}, Milvus {milvus})")
     try:
         report = work / "production.xml"
-        code = _pytest(["-m", "production_profile", *args], prod_env, report, PRODUCTION_PROCESSES_PER_CPU)
+        code = _pytest(["-m", "production_profile", *args], prod_env, report)
         counts.add(report)
         return code
     finally:
@@ -107,7 +106,7 @@ def main(argv: list[str]) -> int:
         env = dict(os.environ, OPENGURU_DATA_DIR=str(work / "data"), PYTHONUNBUFFERED="1")
         env.pop("MILVUS_URI", None)
         _banner("Pass 1: embedded default (SQLite, Milvus Lite, filesystem broker)")
-        first = _pytest(argv, env, work / "embedded.xml", EMBEDDED_PROCESSES_PER_CPU)
+        first = _pytest(argv, env, work / "embedded.xml")
         counts.add(work / "embedded.xml")
         second = _production_pass(argv, env, work, counts)
     sys.stdout.write(f"\nopenguru: {counts.passed} passed, {counts.failed} failed, {counts.skipped} skipped\n")

@@ -49,6 +49,14 @@ class CounterStore(Protocol):
         """Make the lease `key` last `ttl` s from now if `token` still holds it; whether it does."""
         ...
 
+    def holder(self, key: str) -> str | None:
+        """The token holding the lease `key` unexpired, or None when it is free."""
+        ...
+
+    def take_over(self, key: str, old: str, token: str, *, ttl: int) -> bool:
+        """Give the lease `key` to `token` for `ttl` s if `old` still holds it; whether it did."""
+        ...
+
 
 def _stored_key(key: str) -> str:
     # Keys embed usernames and addresses; a long one keeps a readable head and a collision-free hash.
@@ -118,6 +126,14 @@ class DatabaseCounterStore:
     def renew(self, key: str, token: str, *, ttl: int) -> bool:
         return Lease.objects.filter(key=_stored_key(key), token=token).update(expires_at=time.time() + ttl) == 1
 
+    def holder(self, key: str) -> str | None:
+        rows = Lease.objects.filter(key=_stored_key(key), expires_at__gt=time.time())
+        return rows.values_list("token", flat=True).first()
+
+    def take_over(self, key: str, old: str, token: str, *, ttl: int) -> bool:
+        rows = Lease.objects.filter(key=_stored_key(key), token=old)
+        return rows.update(token=token, expires_at=time.time() + ttl) == 1
+
 
 class RedisCounterStore:
     """Keys in REDIS_URL's database: INCRBY after SET NX EX in one MULTI, Lua for check-and-add, SET NX EX."""
@@ -136,6 +152,8 @@ class RedisCounterStore:
     return 1
     """
     _RENEW = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('expire', KEYS[1], ARGV[2]) end return 0"
+    _TAKE_OVER = ("if redis.call('get', KEYS[1]) == ARGV[1] then "
+                  "redis.call('set', KEYS[1], ARGV[2], 'EX', ARGV[3]) return 1 end return 0")
 
     def __init__(self, url: str = "") -> None:
         import redis
@@ -144,6 +162,7 @@ class RedisCounterStore:
         self._release = self._client.register_script(self._RELEASE)
         self._within = self._client.register_script(self._WITHIN)
         self._renew = self._client.register_script(self._RENEW)
+        self._take_over = self._client.register_script(self._TAKE_OVER)
 
     def increment(self, key: str, *, ttl: int, delta: int = 1) -> int:
         name = self.PREFIX + key
@@ -165,6 +184,13 @@ class RedisCounterStore:
 
     def renew(self, key: str, token: str, *, ttl: int) -> bool:
         return bool(self._renew(keys=[self.PREFIX + key], args=[token, ttl]))
+
+    def holder(self, key: str) -> str | None:
+        value = self._client.get(self.PREFIX + key)
+        return value.decode() if isinstance(value, bytes) else value
+
+    def take_over(self, key: str, old: str, token: str, *, ttl: int) -> bool:
+        return bool(self._take_over(keys=[self.PREFIX + key], args=[old, token, ttl]))
 
 
 @lru_cache(maxsize=4)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
@@ -13,6 +12,7 @@ from dataclasses import dataclass
 from django.db import connections
 
 from backend.core.counters import CounterStore, counter_store
+from backend.core.holders import holder_gone, holder_token
 
 logger = logging.getLogger(__name__)
 
@@ -34,15 +34,28 @@ class Held:
         return self.store.renew(self.key, self.token, ttl=ttl)
 
 
+def _claim(store: CounterStore, key: str, token: str, ttl: int) -> bool:
+    """Take the lease, or take it over from a holder process that died on this machine (a SIGKILLed worker's
+    lease would otherwise keep its run, or a summary tree, waiting for the TTL after the worker came back)."""
+    if store.claim(key, token, ttl=ttl):
+        return True
+    old = store.holder(key)
+    if old is None or not holder_gone(old) or not store.take_over(key, old, token, ttl=ttl):
+        return False
+    logger.info("took over %s: the process holding it is gone", key)
+    return True
+
+
 @contextmanager
 def cache_lock(name: str, *, ttl: int = 600, wait: float = 0.0, poll: float = 0.1) -> Iterator[Held]:
     """Hold `name` for the block; raise LockNotAcquired after `wait` seconds.
 
-    The TTL frees the lock if its holder dies, so it must exceed the work's duration.
+    The TTL frees the lock if its holder dies, so it must exceed the work's duration; a holder that died on this
+    machine frees it at once.
     """
-    store, key, token = counter_store(), f"lock:{name}", uuid.uuid4().hex
+    store, key, token = counter_store(), f"lock:{name}", holder_token()
     deadline = time.monotonic() + wait
-    while not store.claim(key, token, ttl=ttl):
+    while not _claim(store, key, token, ttl):
         if time.monotonic() >= deadline:
             raise LockNotAcquired(name)
         time.sleep(poll)
@@ -54,10 +67,11 @@ def cache_lock(name: str, *, ttl: int = 600, wait: float = 0.0, poll: float = 0.
 
 @contextmanager
 def cache_semaphore(name: str, *, slots: int, ttl: int = 600) -> Iterator[Held]:
-    """Hold one of `slots` locks named `name:<i>`; raise LockNotAcquired when all are taken."""
-    store, token = counter_store(), uuid.uuid4().hex
-    keys = (f"lock:{name}:{i}" for i in range(max(1, slots)))
-    key = next((k for k in keys if store.claim(k, token, ttl=ttl)), None)
+    """Hold one of `slots` locks named `name:<i>`; raise LockNotAcquired when all are taken (by live holders)."""
+    store, token = counter_store(), holder_token()
+    keys = [f"lock:{name}:{i}" for i in range(max(1, slots))]
+    key = next((k for k in keys if store.claim(k, token, ttl=ttl)), None) \
+        or next((k for k in keys if _claim(store, k, token, ttl)), None)
     if key is None:
         raise LockNotAcquired(name)
     try:

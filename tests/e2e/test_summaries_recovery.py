@@ -53,6 +53,8 @@ def test_a_killed_worker_resumes_the_tree_without_re_summarising(tmp_path: Path,
         made_before = _source(product)["nodes"]
         eventually(lambda: _worker_pid(product) not in (None, first), "the launcher restarting the worker", 30)
         eventually(lambda: _source(product)["summary_state"] == "DONE", "the resumed tree", 180)
+        # The resumed tree took the killed worker's lease at once instead of waiting out its TTL.
+        assert "took over lock:summaries:" in (product.data_dir / "logs" / "worker.log").read_text()
         source = _source(product)
         assert source["nodes"] == source["summary_total"] and source["roots"] == 1
         calls = len(summarise_calls(openai_server.script.requests))

@@ -140,6 +140,8 @@ def test_a_sigkilled_worker_is_restarted_and_its_source_ends_indexed_without_orp
     assert f"restarted worker (pid {_worker_pid(product)})" in product.output.read_text()
     assert product.process.poll() is None and _web_answers(product)  # web and Milvus kept running
     eventually(partial(_is_indexed, product, source_id), "the redelivered run", 240)
+    # The redelivered run took the killed run's leases at once instead of waiting out their TTL.
+    assert f"took over lock:source:{source_id}" in (product.data_dir / "logs" / "worker.log").read_text()
 
     source = _source(product, source_id)
     # Exactly the live generation's chunks, once each: nothing of the killed attempt is left over.

@@ -61,6 +61,17 @@ def test_a_lease_has_one_holder_until_released(store: CounterStore) -> None:
     assert store.claim("l", "you", ttl=60)
 
 
+def test_a_lease_names_its_holder_and_is_taken_over_only_from_that_holder(store: CounterStore) -> None:
+    assert store.holder("t") is None
+    assert store.claim("t", "dead", ttl=60) and store.holder("t") == "dead"
+    assert not store.take_over("t", "someone-else", "me", ttl=60)  # the holder changed since it was read
+    assert store.holder("t") == "dead"
+    assert store.take_over("t", "dead", "me", ttl=60) and store.holder("t") == "me"
+    assert not store.claim("t", "you", ttl=60) and store.renew("t", "me", ttl=60)
+    store.release("t", "me")
+    assert store.holder("t") is None and not store.take_over("t", "me", "you", ttl=60)
+
+
 @pytest.mark.django_db
 def test_expired_database_rows_count_as_absent_and_are_purged(monkeypatch: pytest.MonkeyPatch) -> None:
     store, now = DatabaseCounterStore(), time.time()

@@ -47,7 +47,7 @@ class Counts:
 # the CPUs busier. Measured on 2 cores: with 2 processes the CPUs were idle a quarter of pass 1 (603 s); with 3 it
 # took 496 s and passed; with 4 the load pushed tests with hard bounds over them (a Milvus call's 10 s deadline,
 # an ingestion bound). The production pass keeps one per CPU: each test process that runs a topology test starts
-# a whole deployment of its own (the package-scoped fixture), so a third process adds a third deployment.
+# a whole deployment of its own (the package-scoped fixture): with three processes pass 2 took 210 s, not 175 s.
 EMBEDDED_PROCESSES_PER_CPU = 1.5
 PRODUCTION_PROCESSES_PER_CPU = 1
 MAX_PROCESSES = 16  # each may run a whole product (~1 GB): a many-core machine need not start hundreds

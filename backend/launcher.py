@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import fcntl
 import logging
 import os
 import shlex
@@ -19,6 +20,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 from backend.core.sidecars import LOOPBACK, Sidecar, SidecarError, start_milvus_lite, wait_for_port
 
@@ -175,8 +177,12 @@ def _start_services(args: argparse.Namespace, env: dict[str, str], running: Runn
     return admin_text
 
 
+def _url(args: argparse.Namespace) -> str:
+    return f"http://{'localhost' if args.host in (LOOPBACK, '0.0.0.0') else args.host}:{args.port}/"
+
+
 def _banner(args: argparse.Namespace, admin_text: str) -> str:
-    url = f"http://{'localhost' if args.host in (LOOPBACK, '0.0.0.0') else args.host}:{args.port}/"
+    url = _url(args)
     lines = ["", "OpenGuru is running (embedded default).", f"  Open:   {url}", f"  Admin:  {url}admin/"]
     lines += ["  " + line.strip() for line in admin_text.strip().splitlines()]
     lines += [f"  Logs:   {args.data_dir / 'logs'}", "  Stop:   Ctrl-C", ""]
@@ -203,15 +209,49 @@ def _supervise(running: Running) -> int:
     return 0
 
 
+def _hold_data_dir(data_dir: Path) -> IO[str] | None:
+    """An exclusive lock on the data dir for as long as this launcher lives, or None when another launcher holds
+    it. (The kernel drops an flock with its process, however it ends: a killed launcher leaves nothing to clean.)"""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    handle = (data_dir / "launcher.lock").open("a+")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.seek(0)
+        holder = handle.read().strip()
+        handle.close()
+        logger.error("OpenGuru is already running with the data dir %s (%s). Stop it first (Ctrl-C in its "
+                     "terminal), or start another instance with --data-dir DIR and --port PORT.",
+                     data_dir, holder or "another process")
+        return None
+    handle.seek(0)
+    handle.truncate()
+    handle.write(f"pid {os.getpid()}\n")
+    handle.flush()
+    return handle
+
+
+def _announce(lock: IO[str], args: argparse.Namespace) -> None:
+    """Where this instance answers, for a second `./openguru start` on the same data dir to say."""
+    lock.seek(0)
+    lock.truncate()
+    lock.write(f"pid {os.getpid()}, {_url(args)}\n")
+    lock.flush()
+
+
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(message)s")
     args = _parse(sys.argv[1:] if argv is None else argv)
     args.data_dir = args.data_dir.resolve()
+    lock = _hold_data_dir(args.data_dir)
+    if lock is None:
+        return 1  # before anything is started or removed: the running instance's run.env stays
     env = dict(os.environ, OPENGURU_DATA_DIR=str(args.data_dir), PYTHONUNBUFFERED="1")
     env.setdefault("DJANGO_SETTINGS_MODULE", "backend.config.settings.base")
     running = Running()
     try:
         admin_text = _start_services(args, env, running)
+        _announce(lock, args)
         sys.stdout.write(_banner(args, admin_text) + "\n")
         sys.stdout.flush()
         return _supervise(running)
@@ -221,6 +261,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         running.stop()
         (args.data_dir / "run.env").unlink(missing_ok=True)
+        lock.close()
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ import re
 import signal
 import socket
 import subprocess
+import sys
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -84,6 +85,18 @@ def test_ingestion_runs_at_a_lower_cpu_priority_than_answering(product: Product)
     worker, web = child_pid(product, b"worker"), child_pid(product, b"uvicorn")
     assert worker is not None and web is not None
     eventually(lambda: _niceness(worker) == _niceness(web) + 10, "the worker to lower its priority")
+
+
+def test_a_second_start_on_the_same_data_dir_says_so_and_leaves_the_first_alone(product: Product) -> None:
+    result = subprocess.run([sys.executable, "-m", "backend.launcher", "--port", str(free_port())], cwd=REPO,
+                            env=environment(product.data_dir), capture_output=True, text=True, timeout=120)
+    said = result.stdout + result.stderr
+    assert result.returncode == 1 and "Traceback" not in said, said
+    assert f"already running with the data dir {product.data_dir.resolve()} (pid {product.process.pid}, " \
+           f"{product.url}/)" in said
+    # It started and removed nothing: the running instance keeps its sidecar's address for `./openguru manage`.
+    assert (product.data_dir / "run.env").exists() and product.process.poll() is None
+    assert "vector store unavailable" not in _collections(product)
 
 
 def test_stops_cleanly_on_ctrl_c(product: Product) -> None:

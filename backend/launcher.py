@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import fcntl
 import logging
 import os
 import shlex
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -231,6 +233,19 @@ def _hold_data_dir(data_dir: Path) -> IO[str] | None:
     return handle
 
 
+def _port_taken(host: str, port: int) -> bool:
+    """Whether another program already listens on host:port. The web server would fail to bind it and be restarted
+    forever, while the banner pointed at the other program (the port opens, just not for us)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds: TIME_WAIT is no obstacle
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            return exc.errno == errno.EADDRINUSE  # any other error is the web server's to report
+    return False
+
+
 def _announce(lock: IO[str], args: argparse.Namespace) -> None:
     """Where this instance answers, for a second `./openguru start` on the same data dir to say."""
     lock.seek(0)
@@ -246,6 +261,12 @@ def main(argv: list[str] | None = None) -> int:
     lock = _hold_data_dir(args.data_dir)
     if lock is None:
         return 1  # before anything is started or removed: the running instance's run.env stays
+    if _port_taken(args.host, args.port):
+        logger.error("Port %s on %s is already in use by another program (or an OpenGuru with another data dir). "
+                     "Stop it, or start on another port: ./openguru start --port %s", args.port, args.host,
+                     args.port + 1)
+        lock.close()
+        return 1
     env = dict(os.environ, OPENGURU_DATA_DIR=str(args.data_dir), PYTHONUNBUFFERED="1")
     env.setdefault("DJANGO_SETTINGS_MODULE", "backend.config.settings.base")
     running = Running()

@@ -99,6 +99,18 @@ def test_a_second_start_on_the_same_data_dir_says_so_and_leaves_the_first_alone(
     assert "vector store unavailable" not in _collections(product)
 
 
+def test_a_port_another_program_listens_on_is_refused_before_anything_starts(tmp_path: Path) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as other:  # another dev server on the port the user chose
+        port = other.getsockname()[1]
+        data_dir = tmp_path / "data"
+        result = subprocess.run([sys.executable, "-m", "backend.launcher", "--port", str(port)], cwd=REPO,
+                                env=environment(data_dir), capture_output=True, text=True, timeout=120)
+    said = result.stdout + result.stderr
+    assert result.returncode == 1 and f"Port {port} on 127.0.0.1 is already in use" in said, said
+    assert "OpenGuru is running" not in said and "started" not in said
+    assert not (data_dir / "run.env").exists() and not (data_dir / "logs").exists()
+
+
 def test_stops_cleanly_on_ctrl_c(product: Product) -> None:
     port = int(product.url.rsplit(":", 1)[1])
     product.process.send_signal(signal.SIGINT)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from backend.core.sidecars import LOOPBACK, Sidecar, SidecarError, start_milvus_lite, wait_for_port
+from backend.core.sidecars import LOOPBACK, Sidecar, SidecarError, exec_argv, start_milvus_lite, wait_for_port
 
 logger = logging.getLogger("openguru.launcher")
 REPO = Path(__file__).resolve().parents[1]
@@ -112,9 +112,11 @@ def _manage(env: dict[str, str], *args: str, capture: bool = False) -> str:
 def _popen(cmd: list[str], env: dict[str, str], log_path: Path) -> subprocess.Popen[bytes]:
     # Each child leads its own process group, so what it forked (Celery's pool and embedded beat) can be
     # ended with it: a SIGKILLed worker otherwise leaves a second beat and pool processes behind.
+    # Each child also ends when the launcher dies, however it dies: a SIGKILLed launcher used to leave the whole
+    # product running without it (the next start found the port taken and Milvus Lite's data dir locked).
     with log_path.open("ab") as log:  # the child keeps its own copy of the descriptor
-        return subprocess.Popen(cmd, env=env, cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+        return subprocess.Popen(exec_argv(cmd, death_signal=signal.SIGTERM), env=env, cwd=REPO, stdout=log,
+                                stderr=subprocess.STDOUT, start_new_session=True)
 
 
 def _end_group(proc: subprocess.Popen[bytes]) -> None:
@@ -155,7 +157,8 @@ def _start_services(args: argparse.Namespace, env: dict[str, str], running: Runn
     data_dir: Path = args.data_dir
     log_dir = data_dir / "logs"
     log_dir.mkdir(parents=True, exist_ok=True)
-    running.sidecar = start_milvus_lite(data_dir=data_dir / "milvus.db", port=args.milvus_port, log_dir=log_dir)
+    running.sidecar = start_milvus_lite(data_dir=data_dir / "milvus.db", port=args.milvus_port, log_dir=log_dir,
+                                        die_with_parent=True)
     env["MILVUS_URI"] = running.sidecar.url
     (data_dir / "run.env").write_text(f"MILVUS_URI={running.sidecar.url}\n")
     # Migrate, collect static files (pre-compressed, so WhiteNoise sends gzip/brotli with far-future cache

@@ -106,8 +106,10 @@ def start_milvus_lite(
     log_dir: Path,
     milvus_lite_bin: str | None = None,
     startup_timeout: float = 60.0,
+    die_with_parent: bool = False,
 ) -> Sidecar:
-    """Run `milvus-lite server` on 127.0.0.1 for `data_dir` (one server per data dir)."""
+    """Run `milvus-lite server` on 127.0.0.1 for `data_dir` (one server per data dir); with `die_with_parent`, it
+    closes its database and ends when this process dies (exec_argv says who may ask for that)."""
     binary = milvus_lite_bin or _milvus_lite_binary()
     port = pick_port(port)
     data_dir.mkdir(parents=True, exist_ok=True)
@@ -120,6 +122,7 @@ def start_milvus_lite(
         stop_signal=signal.SIGINT,  # its KeyboardInterrupt path closes the DB; SIGTERM just kills it
         env={"PYTHONUNBUFFERED": "1"},
         sigint_back=True,
+        death_signal=signal.SIGINT if die_with_parent else None,
     )
     log_start = spec.log_path.stat().st_size if spec.log_path.exists() else 0
     return launch(spec, ready=lambda sidecar: _wait_for_milvus_lite(sidecar, startup_timeout, log_start))
@@ -136,16 +139,43 @@ class LaunchSpec:
     cleanup_paths: tuple[Path, ...] = ()
     env: dict[str, str] = field(default_factory=dict)
     # Stopped by SIGINT, so it must not inherit "ignore SIGINT" (shells give it to & and nohup jobs). A
-    # preexec_fn could reset it but may deadlock a fork of a threaded process; this exec prefix does it.
+    # preexec_fn could reset it but may deadlock a fork of a threaded process; an exec prefix does it.
     sigint_back: bool = False
+    # Sent to it when the process that started it dies, however (see exec_argv).
+    death_signal: signal.Signals | None = None
 
 
-_SIGINT_BACK = "import os,signal,sys;signal.signal(signal.SIGINT,signal.SIG_DFL);os.execvp(sys.argv[1],sys.argv[1:])"
+# Runs before the real command, in the child: "ignore SIGINT" undone, and a parent-death signal asked of the kernel
+# (PR_SET_PDEATHSIG = 1; it survives exec). A parent that died before the request took effect is seen as a new
+# parent pid: the child then ends at once.
+_EXEC_PREFIX = """import os, signal, sys
+back, death, parent = (int(value) for value in sys.argv[1:4])
+if back:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+if death:
+    import ctypes
+    ctypes.CDLL(None, use_errno=True).prctl(1, death)
+    if os.getppid() != parent:
+        os._exit(1)
+os.execvp(sys.argv[4], sys.argv[4:])
+"""
+
+
+def exec_argv(argv: list[str], *, sigint_back: bool = False, death_signal: signal.Signals | None = None) -> list[str]:
+    """`argv`, behind a short exec prefix when SIGINT must be restored or the child must end with its parent.
+
+    The death signal reaches the child when the *thread* that started it ends, so only a single-threaded
+    supervisor (the launcher) asks for one; it is Linux-only (elsewhere the child outlives a killed parent).
+    """
+    back = sigint_back and signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    death = int(death_signal) if death_signal is not None and sys.platform.startswith("linux") else 0
+    if not back and not death:
+        return argv
+    return [sys.executable, "-c", _EXEC_PREFIX, str(int(back)), str(death), str(os.getpid()), *argv]
 
 
 def _argv(spec: LaunchSpec) -> list[str]:
-    back = spec.sigint_back and signal.getsignal(signal.SIGINT) is signal.SIG_IGN
-    return [sys.executable, "-c", _SIGINT_BACK, *spec.argv] if back else spec.argv
+    return exec_argv(spec.argv, sigint_back=spec.sigint_back, death_signal=spec.death_signal)
 
 
 def launch(spec: LaunchSpec, *, ready: Callable[[Sidecar], None]) -> Sidecar:

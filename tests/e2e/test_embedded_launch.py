@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e.test_worker_recovery import _descendants
 from tests.fakes.pdfs import write_pdf
 from tests.support.git_servers import free_port
 from tests.support.product import REPO, Browser, Product, child_pid, environment, eventually, launch, manage, stop
@@ -109,6 +110,37 @@ def test_a_port_another_program_listens_on_is_refused_before_anything_starts(tmp
     assert result.returncode == 1 and f"Port {port} on 127.0.0.1 is already in use" in said, said
     assert "OpenGuru is running" not in said and "started" not in said
     assert not (data_dir / "run.env").exists() and not (data_dir / "logs").exists()
+
+
+def _running(pid: int) -> bool:
+    """Whether the process runs (a zombie waiting for init to reap it has ended)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except OSError:
+        return False
+
+
+def test_a_launcher_killed_outright_takes_every_process_it_started_with_it(tmp_path: Path) -> None:
+    killed = launch(tmp_path / "data")
+    try:
+        named = {child_pid(killed, marker) for marker in (b"worker", b"chat_listeners", b"uvicorn", b"--data-dir")}
+        assert None not in named
+        eventually(lambda: len(_descendants(killed.process.pid)) > len(named) + 1, "the worker's pool and beat")
+        started = [pid for pid in _descendants(killed.process.pid) if pid != killed.process.pid]
+    except BaseException:
+        stop(killed)
+        raise
+    killed.process.kill()  # kill -9, the OOM killer, a closed IDE: no Ctrl-C handler runs
+    killed.process.wait()
+    eventually(lambda: not any(_running(pid) for pid in started), "every process the launcher started to end", 60)
+    port = int(killed.url.rsplit(":", 1)[1])
+    with pytest.raises(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
+        pass
+    again = launch(tmp_path / "data")  # nothing left holds the port, the data dir or Milvus Lite's lock
+    try:
+        assert manage(again, "collections").strip() == "No gurus yet."
+    finally:
+        stop(again)
 
 
 def test_stops_cleanly_on_ctrl_c(product: Product) -> None:

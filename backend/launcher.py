@@ -282,6 +282,9 @@ def main(argv: list[str] | None = None) -> int:
     except (SidecarError, SystemExit) as exc:
         logger.error("%s", exc)
         return 1
+    except KeyboardInterrupt:  # Ctrl-C before the handlers of _supervise were installed
+        logger.info("stopped before everything was running (Ctrl-C)")
+        return 130
     finally:
         running.stop()
         (args.data_dir / "run.env").unlink(missing_ok=True)

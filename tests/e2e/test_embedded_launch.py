@@ -143,6 +143,23 @@ def test_a_launcher_killed_outright_takes_every_process_it_started_with_it(tmp_p
         stop(again)
 
 
+def test_ctrl_c_while_it_starts_stops_what_was_started_without_a_traceback(tmp_path: Path) -> None:
+    data_dir, out = tmp_path / "data", tmp_path / "launcher.out"
+    with out.open("w") as sink:  # a new data dir: `prepare` migrates it, so the start is well under way for a while
+        launcher = subprocess.Popen([sys.executable, "-m", "backend.launcher", "--port", str(free_port())], cwd=REPO,
+                                    env=environment(data_dir), stdout=sink, stderr=subprocess.STDOUT)
+    try:
+        eventually(lambda: "sidecar milvus-lite ready" in out.read_text(), "the sidecar to start", 120)
+        started = [pid for pid in _descendants(launcher.pid) if pid != launcher.pid]
+    finally:
+        launcher.send_signal(signal.SIGINT)
+        code = launcher.wait(timeout=120)
+    said = out.read_text()
+    assert code == 130 and "Traceback" not in said and "stopped before everything was running" in said, said
+    assert "OpenGuru is running" not in said and not (data_dir / "run.env").exists()
+    eventually(lambda: not any(_running(pid) for pid in started), "what it had started to end", 60)
+
+
 def test_stops_cleanly_on_ctrl_c(product: Product) -> None:
     port = int(product.url.rsplit(":", 1)[1])
     product.process.send_signal(signal.SIGINT)

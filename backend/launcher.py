@@ -216,9 +216,15 @@ def _supervise(running: Running) -> int:
 
 def _hold_data_dir(data_dir: Path) -> IO[str] | None:
     """An exclusive lock on the data dir for as long as this launcher lives, or None when another launcher holds
-    it. (The kernel drops an flock with its process, however it ends: a killed launcher leaves nothing to clean.)"""
-    data_dir.mkdir(parents=True, exist_ok=True)
-    handle = (data_dir / "launcher.lock").open("a+")
+    it or the data dir cannot be made (both said in a sentence). (The kernel drops an flock with its process,
+    however it ends: a killed launcher leaves nothing to clean.)"""
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+        handle = (data_dir / "launcher.lock").open("a+")
+    except OSError as exc:
+        logger.error("Cannot use %s as the data dir: %s. Choose another with --data-dir DIR.", data_dir,
+                     exc.strerror or exc)
+        return None
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
@@ -263,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
     args.data_dir = args.data_dir.resolve()
     lock = _hold_data_dir(args.data_dir)
     if lock is None:
-        return 1  # before anything is started or removed: the running instance's run.env stays
+        return 1  # before anything is started or removed: a running instance's run.env stays
     if _port_taken(args.host, args.port):
         logger.error("Port %s on %s is already in use by another program (or an OpenGuru with another data dir). "
                      "Stop it, or start on another port: ./openguru start --port %s", args.port, args.host,

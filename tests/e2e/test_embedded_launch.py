@@ -143,6 +143,16 @@ def test_a_launcher_killed_outright_takes_every_process_it_started_with_it(tmp_p
         stop(again)
 
 
+def test_a_data_dir_that_cannot_be_made_is_said_in_a_sentence(tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("not a directory")
+    result = subprocess.run([sys.executable, "-m", "backend.launcher", "--port", str(free_port()),
+                             "--data-dir", str(tmp_path / "a-file" / "data")], cwd=REPO,
+                            env=environment(tmp_path / "unused"), capture_output=True, text=True, timeout=120)
+    said = result.stdout + result.stderr
+    assert result.returncode == 1 and "Traceback" not in said, said
+    assert f"Cannot use {tmp_path / 'a-file' / 'data'} as the data dir: Not a directory." in said
+
+
 def test_ctrl_c_while_it_starts_stops_what_was_started_without_a_traceback(tmp_path: Path) -> None:
     data_dir, out = tmp_path / "data", tmp_path / "launcher.out"
     with out.open("w") as sink:  # a new data dir: `prepare` migrates it, so the start is well under way for a while

@@ -264,6 +264,10 @@ def _announce(lock: IO[str], args: argparse.Namespace) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # SIGINT stops the launcher from its first moment, even when it was started with SIGINT ignored (shells give
+    # that to `&` jobs, test runners to their workers): _supervise handles it later anyway, and a start that
+    # could not be interrupted would leave a Ctrl-C pressed during `prepare` unanswered until it finished.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(message)s")
     args = _parse(sys.argv[1:] if argv is None else argv)
     args.data_dir = args.data_dir.resolve()

@@ -214,10 +214,10 @@ def _supervise(running: Running) -> int:
     return 0
 
 
-def _hold_data_dir(data_dir: Path) -> IO[str] | None:
-    """An exclusive lock on the data dir for as long as this launcher lives, or None when another launcher holds
-    it or the data dir cannot be made (both said in a sentence). (The kernel drops an flock with its process,
-    however it ends: a killed launcher leaves nothing to clean.)"""
+def _hold_data_dir(data_dir: Path, url: str) -> IO[str] | None:
+    """An exclusive lock on the data dir for as long as this launcher lives, holding its pid and `url` for a second
+    start to say; None when another launcher holds it or the data dir cannot be made (both said in a sentence).
+    (The kernel drops an flock with its process, however it ends: a killed launcher leaves nothing to clean.)"""
     try:
         data_dir.mkdir(parents=True, exist_ok=True)
         handle = (data_dir / "launcher.lock").open("a+")
@@ -237,7 +237,7 @@ def _hold_data_dir(data_dir: Path) -> IO[str] | None:
         return None
     handle.seek(0)
     handle.truncate()
-    handle.write(f"pid {os.getpid()}\n")
+    handle.write(f"pid {os.getpid()}, {url}\n")
     handle.flush()
     return handle
 
@@ -255,14 +255,6 @@ def _port_taken(host: str, port: int) -> bool:
     return False
 
 
-def _announce(lock: IO[str], args: argparse.Namespace) -> None:
-    """Where this instance answers, for a second `./openguru start` on the same data dir to say."""
-    lock.seek(0)
-    lock.truncate()
-    lock.write(f"pid {os.getpid()}, {_url(args)}\n")
-    lock.flush()
-
-
 def main(argv: list[str] | None = None) -> int:
     # SIGINT stops the launcher from its first moment, even when it was started with SIGINT ignored (shells give
     # that to `&` jobs, test runners to their workers): _supervise handles it later anyway, and a start that
@@ -271,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(message)s")
     args = _parse(sys.argv[1:] if argv is None else argv)
     args.data_dir = args.data_dir.resolve()
-    lock = _hold_data_dir(args.data_dir)
+    lock = _hold_data_dir(args.data_dir, _url(args))
     if lock is None:
         return 1  # before anything is started or removed: a running instance's run.env stays
     if _port_taken(args.host, args.port):
@@ -285,7 +277,6 @@ def main(argv: list[str] | None = None) -> int:
     running = Running()
     try:
         admin_text = _start_services(args, env, running)
-        _announce(lock, args)
         sys.stdout.write(_banner(args, admin_text) + "\n")
         sys.stdout.flush()
         return _supervise(running)

@@ -43,10 +43,9 @@ def _started(pid: int) -> str | None:
 
 def holder_token(pid: int | None = None) -> str:
     """A fresh lease token naming the process `pid` (this one by default) as its holder."""
-    pid = os.getpid() if pid is None else pid
-    start = _started(pid) if _machine() else None
-    nonce = uuid.uuid4().hex[:16]
-    return f"{nonce}.{_machine()}.{pid}.{start}" if start is not None else nonce
+    pid, machine, nonce = os.getpid() if pid is None else pid, _machine(), uuid.uuid4().hex[:16]
+    start = _started(pid) if machine else None
+    return f"{nonce}.{machine}.{pid}.{start}" if start is not None else nonce
 
 
 def holder_gone(token: str) -> bool:

@@ -35,10 +35,13 @@ class Held:
 
 
 def _claim(store: CounterStore, key: str, token: str, ttl: int) -> bool:
-    """Take the lease, or take it over from a holder process that died on this machine (a SIGKILLed worker's
-    lease would otherwise keep its run, or a summary tree, waiting for the TTL after the worker came back)."""
-    if store.claim(key, token, ttl=ttl):
-        return True
+    """Take the lease, or take it over from a holder process that died on this machine."""
+    return store.claim(key, token, ttl=ttl) or _take_over_dead(store, key, token, ttl)
+
+
+def _take_over_dead(store: CounterStore, key: str, token: str, ttl: int) -> bool:
+    """Take the lease over if its holder process died on this machine (a SIGKILLed worker's lease would otherwise
+    keep its run, or a summary tree, waiting for the TTL after the worker came back)."""
     old = store.holder(key)
     if old is None or not holder_gone(old) or not store.take_over(key, old, token, ttl=ttl):
         return False
@@ -70,8 +73,9 @@ def cache_semaphore(name: str, *, slots: int, ttl: int = 600) -> Iterator[Held]:
     """Hold one of `slots` locks named `name:<i>`; raise LockNotAcquired when all are taken (by live holders)."""
     store, token = counter_store(), holder_token()
     keys = [f"lock:{name}:{i}" for i in range(max(1, slots))]
+    # A free slot first; only when none is free, one whose holder died.
     key = next((k for k in keys if store.claim(k, token, ttl=ttl)), None) \
-        or next((k for k in keys if _claim(store, k, token, ttl)), None)
+        or next((k for k in keys if _take_over_dead(store, k, token, ttl)), None)
     if key is None:
         raise LockNotAcquired(name)
     try:

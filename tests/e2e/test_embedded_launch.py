@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.test_worker_recovery import _descendants
 from tests.fakes.pdfs import write_pdf
 from tests.support.git_servers import free_port
+from tests.support.processes import descendants, running
 from tests.support.product import REPO, Browser, Product, child_pid, environment, eventually, launch, manage, stop
 
 pytestmark = pytest.mark.slow
@@ -112,27 +112,19 @@ def test_a_port_another_program_listens_on_is_refused_before_anything_starts(tmp
     assert not (data_dir / "run.env").exists() and not (data_dir / "logs").exists()
 
 
-def _running(pid: int) -> bool:
-    """Whether the process runs (a zombie waiting for init to reap it has ended)."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except OSError:
-        return False
-
-
 def test_a_launcher_killed_outright_takes_every_process_it_started_with_it(tmp_path: Path) -> None:
     killed = launch(tmp_path / "data")
     try:
         named = {child_pid(killed, marker) for marker in (b"worker", b"chat_listeners", b"uvicorn", b"--data-dir")}
         assert None not in named
-        eventually(lambda: len(_descendants(killed.process.pid)) > len(named) + 1, "the worker's pool and beat")
-        started = [pid for pid in _descendants(killed.process.pid) if pid != killed.process.pid]
+        eventually(lambda: len(descendants(killed.process.pid)) > len(named) + 1, "the worker's pool and beat")
+        started = [pid for pid in descendants(killed.process.pid) if pid != killed.process.pid]
     except BaseException:
         stop(killed)
         raise
     killed.process.kill()  # kill -9, the OOM killer, a closed IDE: no Ctrl-C handler runs
     killed.process.wait()
-    eventually(lambda: not any(_running(pid) for pid in started), "every process the launcher started to end", 60)
+    eventually(lambda: not any(running(pid) for pid in started), "every process the launcher started to end", 60)
     port = int(killed.url.rsplit(":", 1)[1])
     with pytest.raises(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
         pass
@@ -160,14 +152,14 @@ def test_ctrl_c_while_it_starts_stops_what_was_started_without_a_traceback(tmp_p
                                     env=environment(data_dir), stdout=sink, stderr=subprocess.STDOUT)
     try:
         eventually(lambda: "sidecar milvus-lite ready" in out.read_text(), "the sidecar to start", 120)
-        started = [pid for pid in _descendants(launcher.pid) if pid != launcher.pid]
+        started = [pid for pid in descendants(launcher.pid) if pid != launcher.pid]
     finally:
         launcher.send_signal(signal.SIGINT)
         code = launcher.wait(timeout=120)
     said = out.read_text()
     assert code == 130 and "Traceback" not in said and "stopped before everything was running" in said, said
     assert "OpenGuru is running" not in said and not (data_dir / "run.env").exists()
-    eventually(lambda: not any(_running(pid) for pid in started), "what it had started to end", 60)
+    eventually(lambda: not any(running(pid) for pid in started), "what it had started to end", 60)
 
 
 def test_stops_cleanly_on_ctrl_c(product: Product) -> None:

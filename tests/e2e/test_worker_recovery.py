@@ -19,6 +19,7 @@ from pymilvus import MilvusClient
 
 from backend.core.sidecars import Sidecar, start_milvus_lite
 from tests.fakes.pdfs import write_pdf
+from tests.support.processes import descendants, running
 from tests.support.product import Product, child_pid, eventually, launch, manage, query, stop
 
 pytestmark = pytest.mark.slow
@@ -82,24 +83,9 @@ def _worker_pid(product: Product) -> int | None:
     return child_pid(product, b"worker")
 
 
-def _descendants(pid: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
-    found, todo = [], [pid]
-    while todo:
-        found.append(current := todo.pop())
-        todo += children.get(current, [])
-    return found
-
-
 def _kill_worker(pid: int) -> None:
     """SIGKILL the worker and its pool processes at once (an OOM kill, a power cut)."""
-    for each in _descendants(pid):
+    for each in descendants(pid):
         with contextlib.suppress(ProcessLookupError):
             os.kill(each, signal.SIGKILL)
 
@@ -213,16 +199,10 @@ def test_a_worker_killed_alone_takes_its_pool_and_beat_with_it(product: Product)
     # (a second beat would schedule everything twice, an orphaned pool keeps its messages claimed).
     first_pid = _worker_pid(product)
     assert first_pid is not None
-    eventually(lambda: len(_descendants(first_pid)) >= 3, "the worker's pool and beat", 60)
-    forked = _descendants(first_pid)[1:]
+    eventually(lambda: len(descendants(first_pid)) >= 3, "the worker's pool and beat", 60)
+    forked = descendants(first_pid)[1:]
     os.kill(first_pid, signal.SIGKILL)
     eventually(lambda: _worker_pid(product) not in (None, first_pid), "the launcher restarting the worker", 30)
-    eventually(lambda: not [pid for pid in forked if _alive(pid)], "the old pool and beat gone", 30)
+    eventually(lambda: not [pid for pid in forked if running(pid)], "the old pool and beat gone", 30)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"

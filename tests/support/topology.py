@@ -28,6 +28,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from backend.core.sidecars import Sidecar, free_port, start_milvus_lite, wait_for_port
+from tests.support.processes import descendants
 from tests.support.sidecars import start_postgres, start_redis
 from tests.support.topology_compose import LOOPBACK, NGINX_ADDRESS, REPO, Plan, compose_default, plan_processes
 from tests.support.topology_nginx import NginxSite, nginx_argv, nginx_binary, write_config
@@ -164,7 +165,7 @@ class Topology:
 
     def pids(self) -> list[int]:
         """Every process of the topology (nginx, web, workers, beat) and their children; not the data stores."""
-        return [pid for process in self.processes.values() for pid in _descendants(process.popen.pid)]
+        return [pid for process in self.processes.values() for pid in descendants(process.popen.pid)]
 
     @property
     def logs(self) -> dict[str, Path]:
@@ -237,18 +238,6 @@ class Topology:
 def _hex_ip(address: str) -> str:
     """An IPv4 address as /proc/net/tcp writes it (host byte order, little-endian here)."""
     return socket.inet_aton(address)[::-1].hex().upper()
-
-
-def _descendants(root: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        with contextlib.suppress(OSError, ValueError, IndexError):
-            children.setdefault(int(stat.read_text().rsplit(")", 1)[1].split()[1]), []).append(int(stat.parent.name))
-    found, todo = [], [root]
-    while todo:
-        found.append(pid := todo.pop())
-        todo.extend(children.get(pid, []))
-    return found
 
 
 def _children(pid: int, marker: bytes) -> list[int]:

@@ -162,6 +162,11 @@ def embedder() -> Embedder:
     return cast(Embedder, _cached("embedder", _frozen(settings.OPENGURU_EMBEDDER)))
 
 
+def word_embedder() -> Embedder:
+    """The embedder that compares single words (settings.OPENGURU_WORD_EMBEDDER)."""
+    return cast(Embedder, _cached("embedder", _frozen(settings.OPENGURU_WORD_EMBEDDER)))
+
+
 def embedder_id() -> str:
     """Identity of the configured embedder's vector space: vectors of different ids never mix."""
     config = settings.OPENGURU_EMBEDDER

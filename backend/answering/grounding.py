@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from backend.adapters.embeddings.local_minilm import general_vocabulary
 from backend.adapters.words.english import english_words
+from backend.answering.variants import name_variants
 from backend.pipeline.answer_types import GradeInput
 from backend.pipeline.contexts import Context
 from backend.pipeline.llm_types import Usage
 from backend.pipeline.ports import Answerer
 from backend.pipeline.rerank_local import query_terms
-from backend.pipeline.support import Support, Vocabulary, coined_words, name_terms, support
+from backend.pipeline.support import Support, Vocabulary, absent_names, coined_words, name_terms, support
 from backend.retrieval.services import Retrieval
 from backend.sources.term_stats import misspelt_terms, term_frequencies
 
@@ -64,5 +65,8 @@ def ground(answerer: Answerer, question: str, retrieval: Retrieval, *, guru_id: 
     scores, usage = grades(answerer, question, retrieval.contexts)
     vocabulary = vocabulary_for(guru_id, query) if retrieval.contexts else None
     texts = [f"{c.title}\n{c.text}" for c in retrieval.contexts]
+    absent = absent_names(query, vocabulary)
+    if vocabulary is not None and absent:
+        vocabulary = replace(vocabulary, variants=name_variants(query, absent, texts))
     decision = support(query, texts, scores, threshold=threshold, vocabulary=vocabulary, subject=retrieval.subject)
     return Grounding(retrieval, tuple(scores), decision), usage

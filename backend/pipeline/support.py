@@ -106,6 +106,8 @@ def english(word: str, words: Container[str]) -> bool:
         return True
     for ending in _ENDINGS:
         stem = word[: -len(ending)]
+        if ending in ("d", "r") and not stem.endswith("e"):
+            continue  # "used", "user": a bare d or r ends a word ending in e ("systemd" is no form of "system")
         if word.endswith(ending) and len(stem) >= 3 and (
                 stem in words or f"{stem}e" in words or (stem[-1] == stem[-2] and stem[:-1] in words)
                 or (stem[-1] == "i" and f"{stem[:-1]}y" in words)):
@@ -151,6 +153,8 @@ class Vocabulary:
     """The question's coined words (`coined_words`): absent from the guru, they count as an absent name."""
     misspelt: frozenset[str] = frozenset()
     """Coined words the guru lacks that are a typo away from a word it holds: not absent, only misspelt."""
+    variants: frozenset[str] = frozenset()
+    """Names the guru lacks whose meaning the evidence holds under another form ("macbook" beside "mac")."""
 
 
 @dataclass(frozen=True)
@@ -212,6 +216,15 @@ def term_weights(question: str, vocabulary: Vocabulary | None, texts: Sequence[s
     return {t: (idf(sum(t in d for d in documents), count) / ceiling, True) for t in terms}
 
 
+def absent_names(question: str, vocabulary: Vocabulary | None) -> list[str]:
+    """The question's names (and coined words) the guru does not hold in any form; [] when absence is not known
+    (counts missing or out of date)."""
+    if vocabulary is None or not vocabulary.complete or vocabulary.chunks <= 0:
+        return []
+    return [n for n in dict.fromkeys([*name_terms(question), *vocabulary.coined])
+            if not vocabulary.df.get(n, 0) and n not in vocabulary.misspelt and n not in vocabulary.variants]
+
+
 def support_signals(question: str, texts: Sequence[str], scores: Sequence[float], kept: Sequence[int],
                     vocabulary: Vocabulary | None) -> dict[str, float]:
     """The trust model's inputs: the best grade, the share of the question's distinctive weight the kept
@@ -221,10 +234,7 @@ def support_signals(question: str, texts: Sequence[str], scores: Sequence[float]
     evidence = set().union(*(text_terms(texts[i]) for i in kept)) if kept else set()
     held = sum(w for t, (w, _) in weights.items() if t in evidence)
     missing = sum(w for w, known in weights.values() if not known)
-    absent: list[str] = []
-    if vocabulary is not None and vocabulary.complete and vocabulary.chunks > 0:  # absence is known
-        absent = [n for n in [*name_terms(question), *vocabulary.coined]
-                  if not vocabulary.df.get(n, 0) and n not in vocabulary.misspelt]
+    absent = absent_names(question, vocabulary)
     return {"best": max(scores) if scores else 0.0, "held": held / total if total else 1.0,
             "missing": missing / total if total else 0.0, "absent_name": 1.0 if absent else 0.0}
 

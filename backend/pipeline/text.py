@@ -126,3 +126,12 @@ def within_edits(left: str, right: str, limit: int) -> bool:
             return False
         before, previous = previous, current
     return previous[-1] <= limit
+
+
+def typo_of(word: str, known: str, limit: int) -> bool:
+    """Whether `word` is `known` mistyped (see within_edits), but not `known` with letters added at its end
+    ("systemd", "flaskr": a new name built on a word) unless the one added repeats its last letter (a key held)."""
+    extends = len(word) > len(known) and word.startswith(known)
+    if extends and word[len(known):] != known[-1] * (len(word) - len(known)):
+        return False
+    return within_edits(word, known, limit)

@@ -14,7 +14,7 @@ from django.db.models import Sum
 from backend.adapters import registry
 from backend.core.tasks import enqueue_on_commit
 from backend.pipeline.support import text_terms
-from backend.pipeline.text import within_edits
+from backend.pipeline.text import typo_of
 from backend.pipeline.types import SUMMARY_GENERATION
 from backend.sources.models import DataSource, SourceTerm, SourceTermStats
 from backend.sources.summaries import collection_name
@@ -139,8 +139,8 @@ def term_frequencies(guru_id: int, terms: Sequence[str]) -> TermFrequencies:
 
 def misspelt_terms(guru_id: int, terms: Sequence[str]) -> set[str]:
     """Of `terms` (words the guru's counts lack), those one typo (two, from eight letters) from a term it holds:
-    "blueprnt" is "blueprint" misspelt, not a thing the guru never mentions. A typo in the first two letters is
-    not looked for (one bounded read per word)."""
+    "blueprnt" is "blueprint" misspelt, not a thing the guru never mentions ("systemd" is not "system" misspelt:
+    see typo_of). A typo in the first two letters is not looked for (one bounded read per word)."""
     found = set()
     for term in terms[:MAX_QUERY_TERMS]:
         if len(term) < 4:
@@ -149,6 +149,6 @@ def misspelt_terms(guru_id: int, terms: Sequence[str]) -> set[str]:
                                            term__startswith=term[:2])
                  .order_by().values_list("term", flat=True).distinct()[:MAX_SPELLING_CANDIDATES])
         limit = 2 if len(term) >= 8 else 1
-        if any(within_edits(term, other, limit) for other in known):
+        if any(typo_of(term, other, limit) for other in known):
             found.add(term)
     return found

@@ -11,7 +11,7 @@ import pytest
 from backend.adapters.embeddings.local_minilm import TOKENIZER_PATH, general_vocabulary
 from backend.adapters.words.english import english_words
 from backend.pipeline.support import Vocabulary, coined_words, compound, english, is_coined, support, word_pieces
-from backend.pipeline.text import within_edits
+from backend.pipeline.text import typo_of, within_edits
 
 DOCS = ["Run the app behind a reverse proxy and keep its logs in one file per day.",
         "Cache a rendered page for a minute with the cache helper; the next requests skip the view."]
@@ -45,7 +45,7 @@ def test_coined_words_are_the_lower_case_words_the_vocabulary_spells_in_pieces(q
 
 @pytest.mark.parametrize(("word", "listed"), [
     ("prune", True), ("attaches", True), ("chunked", True), ("copies", True), ("stopped", True),
-    ("errored", True), ("ansible", False), ("redis", False),
+    ("errored", True), ("ansible", False), ("redis", False), ("systemd", False), ("kubectl", False),
 ])
 def test_english_accounts_for_listed_words_and_their_common_forms(word: str, listed: bool) -> None:
     assert english(word, english_words()) is listed
@@ -78,6 +78,8 @@ def test_a_coined_word_the_guru_lacks_refuses_like_an_absent_name() -> None:
     assert absent.signals["absent_name"] == 1.0 and not absent.kept
     typo = support(asked, DOCS, [0.7, 0.5], threshold=0.5, vocabulary=vocabulary(misspelt=frozenset({"memcach"})))
     assert typo.signals["absent_name"] == 0.0 and typo.kept
+    variant = support(asked, DOCS, [0.7, 0.5], threshold=0.5, vocabulary=vocabulary(variants=frozenset({"memcach"})))
+    assert variant.signals["absent_name"] == 0.0 and variant.kept
 
 
 @pytest.mark.parametrize(("left", "right", "limit", "within"), [
@@ -91,3 +93,14 @@ def test_a_coined_word_the_guru_lacks_refuses_like_an_absent_name() -> None:
 ])
 def test_within_edits_counts_the_typos_people_make(left: str, right: str, limit: int, within: bool) -> None:
     assert within_edits(left, right, limit) is within
+
+
+@pytest.mark.parametrize(("word", "known", "typo"), [
+    ("blueprnt", "blueprint", True),
+    ("crontabb", "crontab", True),  # a key held down: the last letter again
+    ("systemd", "system", False),  # a name built on a word, not the word mistyped
+    ("flaskr", "flask", False),
+    ("sytem", "system", True),
+])
+def test_a_word_extended_with_new_letters_is_a_new_name_not_a_typo(word: str, known: str, typo: bool) -> None:
+    assert typo_of(word, known, 1) is typo

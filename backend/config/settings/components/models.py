@@ -74,6 +74,9 @@ def reranker_from_env(environ: Mapping[str, str]) -> dict[str, str]:
 OPENGURU_LLM = llm_from_env(os.environ)
 OPENGURU_EMBEDDER = embedder_from_env(os.environ)
 OPENGURU_RERANKER = reranker_from_env(os.environ)
+# Tells an absent name's variants (MacBook ~ mac) by single-word cosine; its threshold is set for MiniLM's cosines
+# (backend/answering/variants.py), so it stays the local model whatever embeds the chunks.
+OPENGURU_WORD_EMBEDDER = {"BACKEND": "local-minilm"}
 
 OPENGURU_ENCRYPTION_KEY = env_str("OPENGURU_ENCRYPTION_KEY")
 # Old encryption keys that may still decrypt stored secrets until `manage.py rotate_keys` re-encrypts them.

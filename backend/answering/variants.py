@@ -19,7 +19,8 @@ VARIANT_SIMILARITY = 0.78
 """MiniLM cosine of two single words from which one names what the other does. Pairs measured: postgres ~
 postgresql 0.90, jinja2 ~ jinja 0.88, reboot ~ restart 0.85, macbook ~ mac 0.80 at or above it; chrome ~ browser
 0.77, oauth ~ auth 0.75, firefox ~ browser 0.75, windows ~ window 0.71, docker ~ container 0.65 (related, not the
-same thing) below."""
+same thing) below, and rival or sibling products far below (deno ~ node 0.22, pnpm ~ npm 0.57, mariadb ~ mysql
+0.50, chromium ~ chrome 0.65)."""
 MIN_LETTERS = 3
 MAX_CANDIDATES = 3000
 """Evidence words compared per question (a few contexts hold a few hundred)."""

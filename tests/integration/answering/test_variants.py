@@ -34,3 +34,10 @@ def test_a_named_compound_is_one_product_never_a_variant() -> None:
 @pytest.mark.parametrize(("names", "texts"), [([], EVIDENCE), (["macbook"], []), (["ipad"], EVIDENCE)])
 def test_nothing_is_compared_without_a_name_asked_or_evidence(names: list[str], texts: list[str]) -> None:
     assert name_variants("Is port 5000 free on my MacBook?", names, texts) == frozenset()
+
+
+def test_a_rival_or_sibling_product_is_not_a_variant() -> None:
+    asked = "Does this work with deno, pnpm, mariadb, django, podman or chromium?"
+    evidence = ["Run it with node and npm against MySQL from Flask in Docker; open it in Chrome."]
+    names = ["deno", "pnpm", "mariadb", "django", "podman", "chromium"]
+    assert name_variants(asked, names, evidence) == frozenset()

@@ -26,6 +26,7 @@ from backend.portability.replace import (
     check_no_pending_drops,
     check_schema,
     content_counts,
+    migrate_new_database,
     refuse_non_empty,
     remove_clones,
     wipe_content,
@@ -55,6 +56,8 @@ class ImportReport:
     secrets: int = 0
     secrets_dropped: int = 0
     older_schema: bool = False
+    migrated: bool = False
+    """The database was new and was migrated before the import."""
     replaced: dict[str, int] = field(default_factory=dict)
     vectors: list[VectorResult] = field(default_factory=list)
 
@@ -67,6 +70,7 @@ def import_install(path: Path, options: ImportOptions) -> ImportReport:
         vectors_only = options.vectors_only or manifest["kind"] == KIND_VECTORS
         report = ImportReport(kind=KIND_VECTORS if vectors_only else manifest["kind"],
                               expected=dict(manifest.get("rows", {})))
+        report.migrated = migrate_new_database()
         report.older_schema = check_schema(manifest.get("schema", []))
         box, existing = None, {}
         if not vectors_only:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from django.apps import apps
 from django.conf import settings
+from django.core.management import call_command
 from django.db import connection, transaction
 from django.db.migrations.executor import MigrationExecutor
 from django.db.models.signals import post_delete
@@ -23,11 +24,22 @@ from backend.portability.catalog import CONTENT
 LOCK_WAIT_S = 120
 
 
+def migrate_new_database() -> bool:
+    """Migrate a database no migration has touched yet (a new data dir, an empty PostgreSQL): it holds nothing an
+    import could collide with, so restoring into an empty install is one command. True when it migrated."""
+    if MigrationExecutor(connection).loader.applied_migrations:
+        return False
+    call_command("migrate", interactive=False, verbosity=0)
+    return True
+
+
 def check_schema(archived: list[str]) -> bool:
     """Refuse an archive from a newer schema or an unmigrated target; True when the archive's schema is older."""
     executor = MigrationExecutor(connection)
     if executor.migration_plan(executor.loader.graph.leaf_nodes()):
-        raise ArchiveError("This install's database is not fully migrated: run `manage.py migrate` first.")
+        raise ArchiveError("This install's database is not fully migrated: run the migrations first "
+                           "(`./openguru manage migrate` on the embedded default, `manage.py migrate` or compose's "
+                           "`migrate` service in production).")
     known = {f"{app}.{name}" for app, name in executor.loader.disk_migrations}
     unknown = sorted(set(archived) - known)
     if unknown:

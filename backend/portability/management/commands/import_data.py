@@ -38,6 +38,8 @@ class Command(BaseCommand):
         self._print(report)
 
     def _print(self, report: ImportReport) -> None:
+        if report.migrated:
+            self.stdout.write("The database was new: migrated it first.")
         if report.replaced:
             self.stdout.write("Replaced: " + ", ".join(f"{n} {label}" for label, n in report.replaced.items()))
         for label, count in report.rows.items():

@@ -28,7 +28,8 @@ _STOPWORDS = frozenset(
     "a about after again all also an and any are as at be been but by can could do does did each every for from "
     "has have how i if in instead into is it its just many me more most my no not now of on only or other our "
     "over own right same should so some such than that the their them then there these they this to too up us "
-    "vs was way we what when where which who whom why will with would you your use using want need".split()
+    "vs was way we what when where which who whom why will with would you your use using want need "
+    "nobody somebody anybody everybody someone anyone everyone something anything everything nothing".split()
 )
 
 

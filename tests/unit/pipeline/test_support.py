@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from backend.pipeline.support import Vocabulary, keep_window, name_terms, support, text_terms, whole_word_terms
+from backend.pipeline.support import (
+    Vocabulary,
+    keep_window,
+    name_terms,
+    support,
+    term_weights,
+    text_terms,
+    whole_word_terms,
+)
 
 DOCS = ["Set MAX_CONTENT_LENGTH to limit the size of uploaded files; larger uploads get a 413 error.",
         "Sessions are signed with the SECRET_KEY; changing it signs every user out.",
@@ -73,3 +81,13 @@ def test_a_question_about_the_subject_trusts_its_summary_grade() -> None:
     decided = support("What is this project about?", DOCS, [0.9], threshold=0.5, vocabulary=vocabulary(),
                       subject=True)
     assert decided.trust_score == 0.9 and decided.kept == (0,)
+
+
+
+def test_who_a_question_is_about_is_no_term_the_guru_could_lack() -> None:
+    # "nobody else", "someone", "everything": phrasing, not topic; counted absent, they read as a near miss.
+    vocabulary = Vocabulary(chunks=100, df={"dev": 5, "server": 40, "network": 8, "open": 9}, complete=True)
+    asked = "Nobody on the network can open the dev server; someone says everything and anything is fine"
+    terms = set(term_weights(asked, vocabulary, []))
+    assert {"network", "dev", "server"} <= terms
+    assert not [t for t in terms if t.startswith(("nobod", "someon", "everyth", "anyth"))], terms

@@ -225,6 +225,21 @@ def absent_names(question: str, vocabulary: Vocabulary | None) -> list[str]:
             if not vocabulary.df.get(n, 0) and n not in vocabulary.misspelt and n not in vocabulary.variants]
 
 
+_CODE_NAME = re.compile(r"`([^`\n]{2,60})`|(?<![\w.$])([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)\("
+                        r"|(?<![\w.$])([a-z][a-z0-9]*_[a-z0-9_]+|[a-z]+[A-Z]\w*)(?![\w$])")
+
+
+def code_names(question: str) -> list[str]:
+    """What the question writes as code: a call (`fs.watch()`, `spawn()`), a snake_case or camelCase name, or a
+    backticked span."""
+    return list(dict.fromkeys(next(g for g in m.groups() if g) for m in _CODE_NAME.finditer(question)))
+
+
+def quoted_by(names: Sequence[str], texts: Sequence[str]) -> bool:
+    """Whether one of `names` occurs verbatim (same case, not inside a longer name) in one of `texts`."""
+    return any(re.search(rf"(?<![\w.$]){re.escape(name)}(?![\w$])", text) for name in names for text in texts)
+
+
 def support_signals(question: str, texts: Sequence[str], scores: Sequence[float], kept: Sequence[int],
                     vocabulary: Vocabulary | None) -> dict[str, float]:
     """The trust model's inputs: the best grade, the share of the question's distinctive weight the kept
@@ -235,6 +250,8 @@ def support_signals(question: str, texts: Sequence[str], scores: Sequence[float]
     held = sum(w for t, (w, _) in weights.items() if t in evidence)
     missing = sum(w for w, known in weights.values() if not known)
     absent = absent_names(question, vocabulary)
+    if absent and quoted_by(code_names(question), [texts[i] for i in kept]):
+        absent = []  # a question about `fs.watch()` "on my Ubuntu box" is about fs.watch(): the name is its setting
     return {"best": max(scores) if scores else 0.0, "held": held / total if total else 1.0,
             "missing": missing / total if total else 0.0, "absent_name": 1.0 if absent else 0.0}
 

@@ -73,3 +73,16 @@ def test_a_name_the_pages_write_another_way_is_answered(
     assert not variant["refused"] and variant["signals"]["absent_name"] == 0.0, variant["signals"]  # type: ignore[index]
     assert "AirPlay Receiver" in str(variant["answer"])
     assert tool["signals"]["absent_name"] == 1.0, tool["signals"]  # type: ignore[index]  # no word of the page means it
+
+
+def test_a_name_beside_code_the_pages_quote_is_the_setting_of_the_question(docs: Guru, tmp_path: Path) -> None:
+    # "Chromebook" is in no page and means none of their words; render_template is quoted by the Templates page.
+    rows: list[dict[str, object]] = [
+        {"question": "On my Chromebook, where does render_template() look for the template files?",
+         "expected_sources": ["Templates"], "category": "semantic"},
+        {"question": "On my Chromebook, where are template files looked for?", "expected_sources": ["Templates"],
+         "category": "semantic"}]
+    with_code, without = _ask(docs, tmp_path, rows)
+    assert with_code["signals"]["absent_name"] == 0.0 and not with_code["refused"], with_code["signals"]  # type: ignore[index]
+    assert "templates folder" in str(with_code["answer"])
+    assert without["signals"]["absent_name"] == 1.0, without["signals"]  # type: ignore[index]

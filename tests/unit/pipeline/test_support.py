@@ -6,8 +6,10 @@ import pytest
 
 from backend.pipeline.support import (
     Vocabulary,
+    code_names,
     keep_window,
     name_terms,
+    quoted_by,
     support,
     term_weights,
     text_terms,
@@ -91,3 +93,26 @@ def test_who_a_question_is_about_is_no_term_the_guru_could_lack() -> None:
     terms = set(term_weights(asked, vocabulary, []))
     assert {"network", "dev", "server"} <= terms
     assert not [t for t in terms if t.startswith(("nobod", "someon", "everyth", "anyth"))], terms
+
+
+@pytest.mark.parametrize(("question", "names"), [
+    ("On my Ubuntu box I watch a config file with fs.watch(). Why do events stop?", ["fs.watch"]),
+    ("Why does populate() in Mongoose return null?", ["populate"]),
+    ("Set moduleResolution and use url_for or `app.run`", ["app.run", "moduleResolution", "url_for"]),
+    ("Why is Buffer.allocUnsafe() unsafe on my MacBook?", ["Buffer.allocUnsafe"]),
+    ("How do I make Flask-Login's 'remember me' cookie last 30 days?", []),
+])
+def test_code_names_are_calls_snake_and_camel_case_and_backticked_spans(question: str, names: list[str]) -> None:
+    assert sorted(code_names(question)) == sorted(names)
+
+
+def test_a_name_beside_code_the_evidence_quotes_is_the_askers_setting_not_the_subject() -> None:
+    vocabulary = Vocabulary(chunks=100, df={"watch": 6, "fil": 30, "event": 9, "stop": 4, "edit": 3, "ubuntu": 0},
+                            complete=True)
+    asked = "On my Ubuntu box I watch a file with fs.watch(). After one edit, events stop. Why?"
+    quoting = "fs.watch(filename[, options][, listener]) watches for changes; an editor that renames the file ..."
+    assert support(asked, [quoting], [0.6], threshold=0.5, vocabulary=vocabulary).signals["absent_name"] == 0.0
+    other = "Watch mode re-runs the tests when a file changes."
+    assert support(asked, [other], [0.6], threshold=0.5, vocabulary=vocabulary).signals["absent_name"] == 1.0
+    # Same case only: the evidence naming `Watch` or `fs.watchFile` does not quote fs.watch.
+    assert not quoted_by(["fs.watch"], ["fs.watchFile(filename)", "FS.WATCH()"])

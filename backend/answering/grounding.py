@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from backend.adapters.embeddings.local_minilm import general_vocabulary
-from backend.adapters.words.english import english_words
+from backend.adapters.words.english import common_words, english_words
 from backend.answering.variants import name_variants
 from backend.pipeline.answer_types import GradeInput
 from backend.pipeline.contexts import Context
@@ -48,7 +48,7 @@ def grades(answerer: Answerer, question: str, contexts: list[Context]) -> tuple[
 def vocabulary_for(guru_id: int, query: str) -> Vocabulary:
     """How often the guru's live chunks hold each of the query's terms, and which of its coined words the guru
     lacks only as a misspelling."""
-    coined = coined_words(query, general_vocabulary(), english_words())
+    coined = coined_words(query, general_vocabulary(), english_words(), common_words())
     counts = term_frequencies(guru_id, list(dict.fromkeys([*query_terms(query), *name_terms(query), *coined])))
     misspelt = misspelt_terms(guru_id, [term for term in coined if not counts.df.get(term)]) if counts.complete \
         else set()

@@ -125,19 +125,22 @@ def compound(word: str, words: Container[str]) -> bool:
     return False
 
 
-def is_coined(word: str, vocabulary: Container[str], words: Container[str]) -> bool:
-    """A coined technical name: three or more word pieces (see COINED_PIECES), or two for a word of
-    COINED_PAIR_LETTERS or more that the English word list accounts for neither alone nor as a compound."""
+def is_coined(word: str, vocabulary: Container[str], words: Container[str],
+              common: Container[str] = frozenset()) -> bool:
+    """A coined technical name: three or more word pieces (see COINED_PIECES) unless everyday English uses it
+    often (`common`: "coworker"), or two for a word of COINED_PAIR_LETTERS or more that the English word list
+    accounts for neither alone nor as a compound."""
     pieces = word_pieces(word, vocabulary)
     if pieces >= COINED_PIECES:
-        return True
+        return not english(word, common)
     return pieces == 2 and len(word) >= COINED_PAIR_LETTERS and not english(word, words) \
         and not compound(word, words)
 
 
-def coined_words(question: str, vocabulary: Container[str], words: Container[str]) -> list[str]:
+def coined_words(question: str, vocabulary: Container[str], words: Container[str],
+                 common: Container[str] = frozenset()) -> list[str]:
     """The question's lower-case coined words (see is_coined), stemmed as the guru's counts are."""
-    stems = [_stem(w) for w in _LOWER_WORD.findall(question) if is_coined(w, vocabulary, words)]
+    stems = [_stem(w) for w in _LOWER_WORD.findall(question) if is_coined(w, vocabulary, words, common)]
     return list(dict.fromkeys(content_tokens(stems)))
 
 

@@ -6,10 +6,25 @@ from __future__ import annotations
 
 import functools
 
+COMMON_COUNT = 500
+"""A word the list counts this often or more (of 1.6 billion words of film subtitles) is common English: about
+26,000 words ("coworker" 944; "kafka" 50 and "prometheus" 142 are rare there)."""
+
 
 @functools.cache
-def english_words() -> frozenset[str]:
-    """Every word of the list, lower case (160k; read once per process, about 0.3 s)."""
+def _lists() -> tuple[frozenset[str], frozenset[str]]:
+    """Every word of the list and its common words, from one read of it (about 0.3 s, once per process)."""
     from spellchecker import SpellChecker
 
-    return frozenset(SpellChecker(language="en", distance=1).word_frequency.keys())
+    counts = SpellChecker(language="en", distance=1).word_frequency
+    return frozenset(counts.keys()), frozenset(word for word, count in counts.items() if count >= COMMON_COUNT)
+
+
+def english_words() -> frozenset[str]:
+    """Every word of the list, lower case (160k)."""
+    return _lists()[0]
+
+
+def common_words() -> frozenset[str]:
+    """The words of the list that everyday English uses often (see COMMON_COUNT)."""
+    return _lists()[1]

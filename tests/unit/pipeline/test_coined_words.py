@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from backend.adapters.embeddings.local_minilm import TOKENIZER_PATH, general_vocabulary
-from backend.adapters.words.english import english_words
+from backend.adapters.words.english import common_words, english_words
 from backend.pipeline.support import Vocabulary, coined_words, compound, english, is_coined, support, word_pieces
 from backend.pipeline.text import typo_of, within_edits
 
@@ -104,3 +104,12 @@ def test_within_edits_counts_the_typos_people_make(left: str, right: str, limit:
 ])
 def test_a_word_extended_with_new_letters_is_a_new_name_not_a_typo(word: str, known: str, typo: bool) -> None:
     assert typo_of(word, known, 1) is typo
+
+
+def test_a_word_of_many_pieces_that_everyday_english_uses_often_is_not_coined() -> None:
+    vocabulary, words, common = general_vocabulary(), english_words(), common_words()
+    assert word_pieces("coworker", vocabulary) >= 3 and not is_coined("coworker", vocabulary, words, common)
+    assert not is_coined("coworkers", vocabulary, words, common)  # its plural too
+    for name in ("kafka", "prometheus", "memcached", "logrotate", "webhook"):  # rare or unknown in speech
+        assert is_coined(name, vocabulary, words, common), name
+    assert coined_words("My coworker says kafka is faster", vocabulary, words, common) == ["kafka"]

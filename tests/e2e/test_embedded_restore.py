@@ -12,7 +12,7 @@ import pytest
 
 from tests.e2e.operations_support import ask
 from tests.fakes.pdfs import write_pdf
-from tests.support.product import REPO, Browser, environment, eventually, launch, manage, stop
+from tests.support.product import REPO, create_guru, environment, launch, manage, stop
 
 pytestmark = [pytest.mark.slow]
 
@@ -24,12 +24,7 @@ QUESTION = "How do I retry a task?"
 def test_a_backup_restores_into_an_empty_data_dir_in_one_command(tmp_path: Path) -> None:
     product = launch(tmp_path / "data")
     try:
-        browser = Browser(product.url)
-        browser.submit("/accounts/login/", {"username": product.username, "password": product.password})
-        browser.submit("/dashboard/gurus/new/", {"slug": "celery", "name": "Celery Guru", "language": "en",
-                                                 "domain_knowledge": "Celery task queue", "base_color": "#1f6feb",
-                                                 "active": "on"})
-        eventually(lambda: 'class="badge ok">ready<' in browser.get("/"), "collection")
+        create_guru(product, "celery", "Celery Guru", "Celery task queue")
         manage(product, "add_source", "celery", str(write_pdf(tmp_path / "manual.pdf", PAGES)))
         before = ask(product.url, "celery", QUESTION)
         archive = tmp_path / "backup.zip"

@@ -18,7 +18,7 @@ import pytest
 
 from tests.e2e.operations_support import ADMIN_PASSWORD, Install, ask, create_database, drop_collections, drop_database
 from tests.fakes.pdfs import write_pdf
-from tests.support.product import Browser, eventually, launch, manage, stop, summaries_settled
+from tests.support.product import Browser, create_guru, eventually, launch, manage, stop, summaries_settled
 from tests.support.sidecars import postgres_bin_dir
 
 pytestmark = [
@@ -53,12 +53,7 @@ def embedded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Embedded]:
     work = tmp_path_factory.mktemp("embedded")
     product = launch(work / "data")
     try:
-        browser = Browser(product.url)
-        browser.submit("/accounts/login/", {"username": product.username, "password": product.password})
-        browser.submit("/dashboard/gurus/new/", {"slug": "celery", "name": "Celery Guru", "language": "en",
-                                                 "domain_knowledge": "Celery task queue", "base_color": "#1f6feb",
-                                                 "active": "on"})
-        eventually(lambda: 'class="badge ok">ready<' in browser.get("/"), "collection")
+        create_guru(product, "celery", "Celery Guru", "Celery task queue")
         out = manage(product, "add_source", "celery", str(write_pdf(work / "manual.pdf", PAGES)))
         chunks = int(re.search(r"Indexed (\d+) chunks", out).group(1))  # type: ignore[union-attr]
         # The worker summarises the manual after indexing it; the archive and the answers include its summary.

@@ -196,3 +196,14 @@ def ask_on_guru_page(product: Product, slug: str, question: str) -> list[tuple[s
     status, body = visitor.post_json(f"/g/{slug}/ask/", {"question": question}, referer=f"/g/{slug}/")
     assert status == 200, (status, body[:500])
     return sse_events(body)
+
+
+def create_guru(product: Product, slug: str, name: str, domain: str) -> Browser:
+    """Log in as the launcher's administrator, create a guru in the dashboard and wait for its collection; the
+    logged-in browser."""
+    browser = Browser(product.url)
+    browser.submit("/accounts/login/", {"username": product.username, "password": product.password})
+    browser.submit("/dashboard/gurus/new/", {"slug": slug, "name": name, "language": "en", "domain_knowledge": domain,
+                                             "base_color": "#1f6feb", "active": "on"})
+    eventually(lambda: 'class="badge ok">ready<' in browser.get("/"), "collection")
+    return browser

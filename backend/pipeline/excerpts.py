@@ -217,7 +217,8 @@ class _Parser:
         literal = previous is not None and previous.lines[-1:] != [] and previous.lines[-1].rstrip().endswith("::")
         body = self._take_indented() if _indent(line) else self._take_paragraph()
         if literal or line.lstrip().startswith(_PROMPTS) or (not self.rst and _indent(line) >= 4
-                                                                     and (previous is None or previous.kind != "item")):
+                                                                     and (previous is None or previous.kind != "item")
+                                                                     and not (previous is None and _cut_list(body))):
             self.out.append(_Raw("code", _dedent(body)))
         else:
             self._nested(body)
@@ -280,6 +281,14 @@ def _code_like(lines: list[str]) -> bool:
     coded = sum(1 for line in filled if not _prose_line(line)
                 and re.search(r"[{}();=<>$\[\]]|^\s{2,}|^\s*(?:#|//|def |class |import )", line))
     return coded * 2 > len(filled) > 0
+
+
+def _cut_list(lines: list[str]) -> bool:
+    """A text opening indented was cut from what came before (a chunk starts inside a list item): it goes on as a
+    list, not as code, when its lines are items and words (Node.js's nested option lists)."""
+    items = sum(1 for line in lines if _ITEM.fullmatch(line))
+    rest = [line for line in lines if line.strip() and not _ITEM.fullmatch(line)]
+    return items > 0 and sum(1 for line in rest if _prose_line(line)) * 2 >= len(rest)
 
 
 def mostly_prose(text: str) -> bool:

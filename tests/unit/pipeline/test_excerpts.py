@@ -172,3 +172,19 @@ def test_a_rest_title_underlined_with_backticks_leaves_the_passage_rest() -> Non
         ("sentence", "The `projects` endpoint has a trailing slash."),
     ]
     assert {b.heading for b in blocks} == {"Unique URLs"}
+
+
+def test_a_chunk_cut_inside_a_nested_list_goes_on_as_a_list_not_as_code() -> None:
+    # A chunk starts inside an option list (Node.js's API docs): its first lines are an item's indented
+    # continuation. Read as markdown's indented code, the whole list was quoted as one code block.
+    cut = ("    check for request and headers timeout in incomplete requests.\n"
+           "    **Default:** `30000`.\n"
+           "  * `requestTimeout`: Sets the timeout value in milliseconds for receiving\n"
+           "    the entire request from the client.\n"
+           "    **Default:** `300000`.\n"
+           "  * `noDelay` {boolean} If set to `true`, it disables the use of Nagle's algorithm.\n")
+    blocks = segment(cut)
+    assert not [b for b in blocks if b.kind is BlockKind.CODE]
+    assert any(b.kind is BlockKind.ITEM and b.text.startswith("`requestTimeout`: Sets the timeout") for b in blocks)
+    code = segment("    const server = http.createServer();\n    server.listen(8000);\n")
+    assert [b.kind for b in code] == [BlockKind.CODE]  # indented code at the start is still code

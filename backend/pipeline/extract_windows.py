@@ -22,6 +22,8 @@ HEADING_WEIGHT = 0.25
 DENSITY_WEIGHT = 0.3
 BLOCK_COST = 0.1
 LONG_KEY = 50
+TWIN_NAMES = 0.7
+_CODE_WORD = re.compile(r"[A-Za-z_$][\w$]*")
 NAMED_HEADING = 2.0
 """A window opening a section headed by a name the question asks about (`### dns.lookup()`) counts each such name
 this many times: that is where the docs define it, and a passage naming every asked API in passing would otherwise
@@ -86,7 +88,7 @@ class Scorer:
         """Distinct terms covered, the section heading's terms, and density; each block past the first costs a
         little, so a sentence sharing only common words does not pad the window."""
         covered, found = self.covered(blocks)
-        hits = len(found)
+        hits = float(len(found))
         if blocks[0] in self.firsts:
             hits += NAMED_HEADING * self._named.get(blocks[0].heading, 0)
         heading = sum(self.weights.get(t, 0.0) for t in _stems(blocks[0].heading))
@@ -160,14 +162,28 @@ def _best_window(blocks: Sequence[Block], scorer: Scorer, shown: set[str],
     return best
 
 
+def twin_examples(blocks: Sequence[Block]) -> set[str]:
+    """Code blocks that repeat the code block right before them in another syntax (Node.js's CommonJS and ES
+    module versions of every example): nearly the same names (TWIN_NAMES of them shared). One is quoted."""
+    twins: set[str] = set()
+    for before, block in zip(blocks, blocks[1:], strict=False):
+        if is_code(before) and is_code(block) and before.section == block.section:
+            left, right = set(_CODE_WORD.findall(before.text)), set(_CODE_WORD.findall(block.text))
+            if left and right and len(left & right) >= TWIN_NAMES * len(left | right):
+                twins.add(block_key(block))
+    return twins
+
+
 def choose(blocks: Sequence[Block], scorer: Scorer, shown: set[str]) -> tuple[list[Block], list[Block]]:
     """What a context shows: its best window, with the sentence it builds on, the code or list it introduces
     and what follows it; then, apart, the window holding most of the question's terms and names that the first
     one lacks (the second half of a two-part question), when it adds enough. ([], []) when the context's best
     window was shown already (by an earlier context)."""
-    unseen = _best_window(blocks, scorer, set())
+    twins = twin_examples(blocks)
+    unseen = _best_window(blocks, scorer, twins)
     if unseen is None or all(_seen(block_key(b), shown) for b in blocks[unseen.start : unseen.end + 1]):
         return [], []
+    shown = shown | twins
     window = _best_window(blocks, scorer, shown)
     if window is None:
         return [], []

@@ -1,5 +1,5 @@
-"""An offline extract prefers the section headed by an API the question names (where the docs define it) over a
-passage that names every asked API in passing."""
+"""Offline extracts of API references: the section headed by an API the question names (where the docs define it)
+beats a passage naming every asked API in passing, and an example given twice (two module syntaxes) is quoted once."""
 
 from __future__ import annotations
 
@@ -32,3 +32,31 @@ def test_the_section_headed_by_an_asked_api_is_quoted_before_a_passage_naming_bo
                   ("resolver.md", RESOLVER))
     assert "in a blocking call" in quoted(text)[0], text  # the definition first, where the answer is
     assert "shared pool of helper threads, so a slow name server" in text
+
+
+UNREF = """### `job.detach()`
+
+To let the parent exit while a job runs on, call `job.detach()` on it.
+
+```mjs
+import { start } from 'node:jobs';
+const job = start('report.js', { keep: true });
+job.detach();
+```
+
+```cjs
+const { start } = require('node:jobs');
+const job = start('report.js', { keep: true });
+job.detach();
+```
+
+```console
+$ node parent.js && echo "parent gone"
+```
+"""
+
+
+def test_an_example_repeated_in_another_module_syntax_is_quoted_once() -> None:
+    text = answer("How do I let the parent exit while a job runs, with job.detach()?", ("jobs.md", UNREF))
+    assert text.count("job.detach();") == 1, text  # the ES module version; the CommonJS twin is left out
+    assert "import { start } from 'node:jobs';" in text and "require('node:jobs')" not in text

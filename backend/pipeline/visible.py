@@ -1,13 +1,14 @@
 """What a reader of a markdown document sees: HTML comments and link reference definitions never show on the
 rendered page, so they are dropped before the document is chunked (Node.js's docs keep each API's version
 history in a `<!-- YAML … -->` comment, and many READMEs end in a block of `[label]: url` lines; quoted, they
-read as noise, and embedded, they dilute the passage around them)."""
+read as noise, and embedded, they dilute the passage around them). HTML blocks show as what they render."""
 
 from __future__ import annotations
 
 import re
 
 from backend.pipeline.excerpts import FENCE, closing_fence
+from backend.pipeline.html_blocks import BLOCK_START, html_block_markdown
 
 _COMMENT_START = re.compile(r" {0,3}<!--")
 _COMMENT_END = "-->"
@@ -15,14 +16,37 @@ _LINK_DEFINITION = re.compile(r""" {0,3}\[(?:[^\]\\\n]|\\.)+\]:[ \t]*(?:<[^>\n]*
                               r"""(?:[ \t]+(?:"[^"\n]*"|'[^'\n]*'|\([^)\n]*\)))?[ \t]*""")
 
 
+_TABLE = re.compile(r" {0,3}<table(?=[\s>]|$)", re.IGNORECASE)
+_TABLE_END = re.compile(r"</table\s*>", re.IGNORECASE)
+MAX_TABLE_LINES = 2000
+
+
+def _html_block_end(lines: list[str], start: int, *, table: bool) -> int:
+    """Where an HTML block opened on the line before `start` ends: a blank line, or for a table (whose rows may
+    be apart), the line closing it (at most MAX_TABLE_LINES on)."""
+    if table:
+        limit = min(len(lines), start + MAX_TABLE_LINES)
+        if _TABLE_END.search(lines[start - 1]):
+            return start
+        closing = next((i for i in range(start, limit) if _TABLE_END.search(lines[i])), None)
+        if closing is not None:
+            return closing + 1
+    return next((i for i in range(start, len(lines)) if not lines[i].strip()), len(lines))
+
+
 def visible_markdown(text: str) -> str:
     """The text without HTML comment blocks (from a line starting with "<!--" to the line holding "-->") and
-    link reference definitions at the start of a paragraph; fenced code is kept exactly as it is."""
+    link reference definitions at the start of a paragraph, with HTML blocks (a line opening one of HTML's block
+    tags, to a blank line) as the markdown a reader sees of them; fenced code is kept exactly as it is."""
     kept: list[str] = []
     closing: re.Pattern[str] | None = None  # the open fence's closing line
     in_comment = False
     paragraph_start = True  # after a blank line, a definition, or at the top
-    for line in text.splitlines(keepends=True):
+    lines = text.splitlines(keepends=True)
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        index += 1
         body = line.rstrip("\r\n")
         if closing is not None:
             kept.append(line)
@@ -37,6 +61,11 @@ def visible_markdown(text: str) -> str:
                 paragraph_start = False
             continue
         if paragraph_start and _LINK_DEFINITION.fullmatch(body):
+            continue
+        if paragraph_start and BLOCK_START.match(body):
+            end = _html_block_end(lines, index, table=_TABLE.match(body) is not None)
+            kept.append(html_block_markdown("".join([line, *lines[index:end]])) + "\n")
+            index = end
             continue
         if fence := FENCE.fullmatch(body):
             closing = closing_fence(fence.group(1))

@@ -1,0 +1,49 @@
+"""HTML blocks in markdown are chunked as what their reader sees: tables as markdown tables, images by their
+alt text, tags gone; fenced code and inline HTML are left as they are."""
+
+from __future__ import annotations
+
+from backend.pipeline.html_blocks import html_block_markdown
+from backend.pipeline.visible import visible_markdown
+
+CONSTANTS = """The following constants are meant for use with `mode`.
+
+<table>
+  <tr>
+    <th>Constant</th>
+    <th>Description</th>
+  </tr>
+
+  <tr>
+    <td><code>S_IFMT</code></td>
+    <td>Bit mask used to extract the file type code &amp; more.</td>
+  </tr>
+</table>
+
+On Windows, only `S_IFMT` is available.
+"""
+
+
+def test_a_table_is_a_markdown_table_even_with_blank_lines_between_its_rows() -> None:
+    assert visible_markdown(CONSTANTS) == (
+        "The following constants are meant for use with `mode`.\n\n"
+        "| Constant | Description |\n| --- | --- |\n"
+        "| `S_IFMT` | Bit mask used to extract the file type code & more. |\n\n"
+        "On Windows, only `S_IFMT` is available.\n")
+
+
+def test_a_readme_header_shows_its_alt_texts_and_links_by_their_text() -> None:
+    header = ('<p align="center">\n  <img src="logo.png" alt="Acme logo">\n  <br>\n'
+              '  <a href="https://ci.example"><img src="badge.svg" alt="build passing"></a> <b>v2</b>\n</p>\n')
+    assert html_block_markdown(header) == "Acme logo\nbuild passing v2"
+
+
+def test_lists_and_preformatted_text_keep_their_shape() -> None:
+    assert html_block_markdown("<ul><li>one <code>a|b</code></li><li>two</li></ul>") == "- one `a|b`\n- two"
+    assert html_block_markdown("<pre>x = 1\ny = 2</pre>") == "```\nx = 1\ny = 2\n```"
+    assert html_block_markdown("<div><script>alert(1)</script>shown</div>") == "shown"
+
+
+def test_fenced_html_and_inline_tags_are_not_touched() -> None:
+    text = "Some <b>bold</b> text.\n\n```html\n<table><tr><td>kept</td></tr></table>\n```\n"
+    assert visible_markdown(text) == text

@@ -52,6 +52,8 @@ def test_new_user_journey(product: Product) -> None:
                     [[f"Line {i}: the visibility timeout redelivers unacknowledged tasks." for i in range(30)]])
     out = manage(product, "add_source", "celery-guru", str(pdf))
     chunks = int(re.search(r"Indexed (\d+) chunks from manual.pdf", out).group(1))  # type: ignore[union-attr]
+    progress = [line for line in out.splitlines() if line.startswith("[")]
+    assert "\r" not in out and progress and len(progress) == len(set(progress)), out  # piped: a line per change
     assert chunks > 0
     # Then the worker summarises the page: one more row (its summary, also the guru's) beside the chunks.
     rows = chunks + 1

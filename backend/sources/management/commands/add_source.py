@@ -81,11 +81,18 @@ class Command(BaseCommand):
 
     def _watch(self, source_id: int, timeout: float) -> None:
         deadline = time.monotonic() + timeout
+        # A terminal redraws one bar; a pipe or a log file gets a line per change, not thousands of redraws.
+        live, shown = sys.stdout.isatty(), ""
         while time.monotonic() < deadline:
             source = DataSource.objects.get(pk=source_id)
             done, total = source.progress_done, source.progress_total
             filled = BAR_WIDTH * done // total if total else 0
-            sys.stdout.write(f"\r[{'#' * filled}{'.' * (BAR_WIDTH - filled)}] {done}/{total or '?'} {source.status}  ")
+            bar = f"[{'#' * filled}{'.' * (BAR_WIDTH - filled)}] {done}/{total or '?'} {source.status}"
+            if live:
+                sys.stdout.write(f"\r{bar}  ")
+            elif bar != shown:
+                sys.stdout.write(f"{bar}\n")
+            shown = bar
             sys.stdout.flush()
             if source.status in (SourceStatus.INDEXED, SourceStatus.FAILED):
                 self.stdout.write("")

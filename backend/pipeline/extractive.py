@@ -111,8 +111,8 @@ def candidate_sentences(texts: Sequence[str]) -> list[Sentence]:
             for sentence in split_sentences(paragraph):
                 for piece in _runs(sentence) if len(sentence) > LONG_RUN else [sentence]:
                     key = _NOT_WORD.sub(" ", piece.casefold()).strip()
-                    if key in seen or not is_prose(piece):
-                        continue
+                    if key in seen or not is_prose(piece) or piece.rstrip().endswith(":"):
+                        continue  # a sentence ending in ":" announces a list or an example that a summary leaves out
                     seen.add(key)
                     found.append(Sentence(piece, (t, position)))
                     position += 1
@@ -174,7 +174,8 @@ def _join(sentences: list[Sentence]) -> str:
 def extractive_summary(texts: Sequence[str], *, max_chars: int, embed: Embed) -> str:
     """The texts' most central sentences by embedding centrality, whole, in reading order, ≤ max_chars.
 
-    Headings, code, tables and fragments of fewer than MIN_WORDS words are never picked; near-duplicates
+    Headings, code, tables, fragments of fewer than MIN_WORDS words and sentences announcing what follows them
+    ("… as follows:") are never picked; near-duplicates
     are picked once. Empty when no sentence qualifies or fits. Deterministic for a deterministic `embed`.
     """
     sentences = [s for s in candidate_sentences(texts) if len(s.text) <= max_chars]

@@ -16,6 +16,25 @@ _LINK_DEFINITION = re.compile(r""" {0,3}\[(?:[^\]\\\n]|\\.)+\]:[ \t]*(?:<[^>\n]*
                               r"""(?:[ \t]+(?:"[^"\n]*"|'[^'\n]*'|\([^)\n]*\)))?[ \t]*""")
 
 
+_REFERENCE_LINK = re.compile(r"\[((?:[^\[\]\n]|\[[^\[\]\n]*\])+)\]\[[^\[\]\n]*\]")
+_CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1")
+
+
+def link_texts(line: str) -> str:
+    """Reference-style links ("[`fs.watch()`][]", "[the guide][guide]") as the text a reader sees (their
+    definitions are dropped); code spans are left as written, also inside a link's text."""
+    if "][" not in line or "\x00" in line:  # NUL marks the held code spans below
+        return line
+    spans: list[str] = []
+
+    def hold(found: re.Match[str]) -> str:
+        spans.append(found.group())
+        return f"\x00{len(spans) - 1}\x00"
+
+    text = _REFERENCE_LINK.sub(r"\1", _CODE_SPAN.sub(hold, line))
+    return re.sub("\x00(\\d+)\x00", lambda found: spans[int(found.group(1))], text)
+
+
 _TABLE = re.compile(r" {0,3}<table(?=[\s>]|$)", re.IGNORECASE)
 _TABLE_END = re.compile(r"</table\s*>", re.IGNORECASE)
 MAX_TABLE_LINES = 2000
@@ -69,6 +88,6 @@ def visible_markdown(text: str) -> str:
             continue
         if fence := FENCE.fullmatch(body):
             closing = closing_fence(fence.group(1))
-        kept.append(line)
+        kept.append(line if fence else link_texts(line))
         paragraph_start = not body.strip()
     return "".join(kept)

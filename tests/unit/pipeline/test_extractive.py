@@ -7,7 +7,7 @@ import pytest
 from backend.adapters import registry
 from backend.adapters.embeddings.fake import HashingEmbedder
 from backend.pipeline.answerer_offline import OFFLINE_MODEL, OfflineAnswerer
-from backend.pipeline.extractive import MAX_SENTENCES, RUN_CHARS, extractive_summary
+from backend.pipeline.extractive import MAX_SENTENCES, RUN_CHARS, candidate_sentences, extractive_summary
 from backend.pipeline.llm_types import Flow
 
 EMBEDDER = HashingEmbedder()
@@ -163,3 +163,10 @@ def test_a_pdf_heading_line_is_not_glued_to_the_sentence_below() -> None:
             "Set TASKQ_BROKER_URL to the Redis address before starting workers.")
     text = extractive_summary([page], max_chars=400, embed=HashingEmbedder().embed_documents)
     assert text.startswith("Run one worker process") and "deploy.pdf" not in text and "Deploying" not in text
+
+
+def test_a_sentence_announcing_what_follows_is_never_a_summary_sentence() -> None:
+    texts = ["Legacy assertion mode uses the equality operator in the following cases:\n\n"
+             "Deep equality compares the enumerable own properties of child objects recursively."]
+    picked = [s.text for s in candidate_sentences(texts)]
+    assert picked == ["Deep equality compares the enumerable own properties of child objects recursively."], picked

@@ -1,10 +1,10 @@
 """HTML blocks in markdown are chunked as what their reader sees: tables as markdown tables, images by their
-alt text, tags gone; fenced code and inline HTML are left as they are."""
+alt text, tags gone, reference links as their text; fenced code and inline HTML are left as they are."""
 
 from __future__ import annotations
 
 from backend.pipeline.html_blocks import html_block_markdown
-from backend.pipeline.visible import visible_markdown
+from backend.pipeline.visible import link_texts, visible_markdown
 
 CONSTANTS = """The following constants are meant for use with `mode`.
 
@@ -47,3 +47,13 @@ def test_lists_and_preformatted_text_keep_their_shape() -> None:
 def test_fenced_html_and_inline_tags_are_not_touched() -> None:
     text = "Some <b>bold</b> text.\n\n```html\n<table><tr><td>kept</td></tr></table>\n```\n"
     assert visible_markdown(text) == text
+
+
+def test_reference_links_read_as_their_text_and_code_keeps_its_brackets() -> None:
+    text = ("For example, [`assert.deepEqual()`][] behaves like [`assert.deepStrictEqual()`][strict].\n"
+            "See [the guide][guide], `arr[0][1]` and [x](https://example.org).\n\n"
+            "```js\nconst y = a[0][1];\n```\n\n[guide]: https://example.org/guide\n")
+    assert visible_markdown(text) == (
+        "For example, `assert.deepEqual()` behaves like `assert.deepStrictEqual()`.\n"
+        "See the guide, `arr[0][1]` and [x](https://example.org).\n\n```js\nconst y = a[0][1];\n```\n\n")
+    assert link_texts("a \x000\x00 [b][]") == "a \x000\x00 [b][]"

@@ -13,7 +13,7 @@ import numpy.typing as npt
 
 from backend.adapters import registry
 from backend.pipeline.ports import Embedder
-from backend.pipeline.rerank_local import _stem
+from backend.pipeline.rerank_local import _stem, identifier_parts
 
 VARIANT_SIMILARITY = 0.78
 """MiniLM cosine of two single words from which one names what the other does. Pairs measured: postgres ~
@@ -28,7 +28,6 @@ CACHE_WORDS = 50_000
 """Word vectors kept per process (384 floats each: about 75 MB at most)."""
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*")
-_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+")
 _Vector = npt.NDArray[np.float32]
 _caches: weakref.WeakKeyDictionary[Embedder, OrderedDict[str, _Vector]] = weakref.WeakKeyDictionary()
 _lock = threading.Lock()
@@ -57,8 +56,8 @@ def _vectors(embedder: Embedder, words: Sequence[str]) -> dict[str, _Vector]:
 
 def _candidates(texts: Iterable[str], asked: Collection[str]) -> list[str]:
     """The evidence's words as written and their parts ("macOS": "macos", "mac")."""
-    words = {part.lower() for text in texts for w in _WORD.findall(text) for part in (w, *_PART.findall(w))}
-    return sorted(w for w in words if len(w) >= MIN_LETTERS and w not in asked)[:MAX_CANDIDATES]
+    words = {part.lower() for text in texts for w in _WORD.findall(text) for part in (w, *identifier_parts(w))}
+    return sorted(w for w in words if len(w) >= MIN_LETTERS and not w.isdigit() and w not in asked)[:MAX_CANDIDATES]
 
 
 def _as_written(question: str, names: Sequence[str]) -> dict[str, str]:

@@ -74,13 +74,19 @@ def _stem(word: str) -> str:
     return word
 
 
+def identifier_parts(text: str) -> list[str]:
+    """The words of `text` with identifiers split, as written ("macOS" → "mac", "OS"; "apply_async" → "apply",
+    "async")."""
+    return _CAMEL_PART.findall(text)
+
+
 def tokenize(text: str) -> list[str]:
     """Lower-cased, lightly stemmed words; identifiers split so `apply_async`, applyAsync and app.apply match.
 
     One pass of the camelCase pattern over the whole text equals splitting into alphanumeric runs first (its
     only lookahead reads letters, which never cross a run's edge) and is ~3x faster: this is most of a rerank.
     """
-    return [_stem(part.lower()) for part in _CAMEL_PART.findall(text)]
+    return [_stem(part.lower()) for part in identifier_parts(text)]
 
 
 # Stems, not words, so content filtering can run on already-tokenized text ("does" stems to "doe").

@@ -16,23 +16,17 @@ _LINK_DEFINITION = re.compile(r""" {0,3}\[(?:[^\]\\\n]|\\.)+\]:[ \t]*(?:<[^>\n]*
                               r"""(?:[ \t]+(?:"[^"\n]*"|'[^'\n]*'|\([^)\n]*\)))?[ \t]*""")
 
 
-_REFERENCE_LINK = re.compile(r"\[((?:[^\[\]\n]|\[[^\[\]\n]*\])+)\]\[[^\[\]\n]*\]")
-_CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1")
+# A code span (kept as written, "`arr[0][1]`") or a reference-style link, whose text may hold code spans.
+_SPAN_OR_LINK = re.compile(r"(?P<code>(`+)(?:(?!\2).)+?\2)"
+                           r"|\[(?P<text>(?:`[^`\n]*`|[^\[\]\n`]|\[[^\[\]\n]*\])+)\]\[[^\[\]\n]*\]")
 
 
 def link_texts(line: str) -> str:
     """Reference-style links ("[`fs.watch()`][]", "[the guide][guide]") as the text a reader sees (their
-    definitions are dropped); code spans are left as written, also inside a link's text."""
-    if "][" not in line or "\x00" in line:  # NUL marks the held code spans below
+    definitions are dropped); code spans are left as written."""
+    if "][" not in line:
         return line
-    spans: list[str] = []
-
-    def hold(found: re.Match[str]) -> str:
-        spans.append(found.group())
-        return f"\x00{len(spans) - 1}\x00"
-
-    text = _REFERENCE_LINK.sub(r"\1", _CODE_SPAN.sub(hold, line))
-    return re.sub("\x00(\\d+)\x00", lambda found: spans[int(found.group(1))], text)
+    return _SPAN_OR_LINK.sub(lambda found: found.group("code") or found.group("text"), line)
 
 
 _TABLE = re.compile(r" {0,3}<table(?=[\s>]|$)", re.IGNORECASE)

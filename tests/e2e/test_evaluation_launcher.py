@@ -46,6 +46,7 @@ def test_evaluate_gates_a_worker_runs_a_queued_set_and_runs_survive_a_restart(tm
         passed = _evaluate(product, "--set", str(set_file), "--json", "--min-recall", "0.9",
                            "--min-refusal-rate", "0.9")
         assert passed.returncode == 0, passed.stderr
+        assert "answered 3/3\n" in passed.stderr and "\r" not in passed.stderr, "a pipe gets lines, not redraws"
         figures = json.loads(passed.stdout)["summary"]
         assert figures["recall"] == 1.0 and figures["unrelated_refusal"] == 1.0 and figures["fact_coverage"] == 1.0
         manage(product, "shell", "-c", QUEUE.format(path=str(set_file)))

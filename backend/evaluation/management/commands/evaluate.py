@@ -63,7 +63,9 @@ class Command(BaseCommand):
             raise CommandError("Missed: " + "; ".join(missed), returncode=1)
 
     def _progress(self, done: int, total: int) -> None:
-        sys.stderr.write(f"\ranswered {done}/{total}")
-        if done == total:
-            sys.stderr.write("\n")
+        # A terminal redraws one line; a pipe or a log gets a line per tenth, not one line of redraws.
+        if sys.stderr.isatty():
+            sys.stderr.write(f"\ranswered {done}/{total}" + ("\n" if done == total else ""))
+        elif done == total or done % max(1, total // 10) == 0:
+            sys.stderr.write(f"answered {done}/{total}\n")
         sys.stderr.flush()

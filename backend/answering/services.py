@@ -110,7 +110,7 @@ def reference_list(contexts: list[Context], private: frozenset[int]) -> list[dic
          "locator": c.locator, "cited": False,
          "also_in": [{"source_id": m.source_id, "title": m.title or m.link,
                       "link": "" if m.source_id in private else m.link} for m in c.also_in],
-         **({"summary": True} if c.summary else {})}
+         **({"summary": True} if c.summary else {}), **({"linked_from": c.linked_from} if c.linked_from else {})}
         for n, c in enumerate(contexts, start=1)
     ]
 

@@ -46,6 +46,8 @@ class Guru(TimeStampedModel):
     private = models.BooleanField(default=False, help_text="Only maintainers and API keys can ask.")
     rerank_threshold = models.FloatField(null=True, blank=True, validators=_unit_interval)
     trust_score_threshold = models.FloatField(null=True, blank=True, validators=_unit_interval)
+    source_graph = models.BooleanField(
+        default=True, help_text="Answers may add a page or file one link away from what the search found.")
     chat_model = models.CharField(
         max_length=200, blank=True, help_text="Model id for this guru's answers; empty uses OPENGURU_CHAT_MODEL."
     )

@@ -53,6 +53,9 @@ class Context:
     """A node of a summary tree (a source's or the guru's), not a passage of the source's own text."""
     document: str = ""
     """The page or file it is from, within its source (one source may be a whole site or repository)."""
+    linked_from: str = ""
+    """The title of the document found by the search that links to (or imports) this one, when the source graph
+    reached it rather than the search."""
 
 
 def live_only(chunks: Sequence[ScoredChunk], live: Mapping[int, int],
@@ -108,7 +111,8 @@ def _merge_run(run: list[ScoredChunk]) -> Context:
     return Context(source_id=first.source_id, kind=first.kind, title=str(meta.get("title", "")),
                    link=str(meta.get("link", "")), text=text, score=max(c.score for c in run),
                    locator=locator_text(first.kind, meta), chunk_ids=tuple(c.chunk_id for c in run),
-                   summary=bool(meta.get("summary")), document=f"{first.source_id}:{meta.get('doc_key', '')}")
+                   summary=bool(meta.get("summary")), document=f"{first.source_id}:{meta.get('doc_key', '')}",
+                   linked_from=str(meta.get("linked_from", "")))
 
 
 def _runs(chunks: list[ScoredChunk]) -> list[list[ScoredChunk]]:

@@ -119,6 +119,11 @@ class VectorStore(Protocol):
         """The chunks with these ids that exist (text and metadata, no vector, score 0), in no particular order."""
         ...
 
+    def chunk_vectors(self, name: str, ids: Sequence[str]) -> list[HybridHit]:
+        """The chunks with these ids that exist, with their stored vectors (no leg ranks), in no particular order:
+        what the reranker needs to grade chunks reached by id rather than by a search."""
+        ...
+
     def search_hybrid(
         self, name: str, *, query_text: str, query_vector: Sequence[float], top_k: int, candidates: int = 50,
         live: Mapping[int, int] | None = None, summaries: Collection[int] = (),

@@ -40,6 +40,10 @@ LEFT_OUT = {
     "integrations.oauthstate": "single-use nonces of installs in progress, valid for ten minutes",
     "sources.sourceterm": "counted again from the imported chunks when a worker starts (sources.term_stats_recover)",
     "sources.sourcetermstats": "counted again with the source's terms",
+    "sources.documentnode": "the source graph is rebuilt from the imported chunks when a worker starts "
+                            "(sources.graph_recover)",
+    "sources.documentedge": "rebuilt with the source graph",
+    "sources.sourcegraphstate": "rebuilt with the source graph",
 }
 # A target holding any of these is not empty: importing would mix two installs' ids.
 CONTENT = ("gurus.guru", "sources.datasource", "answering.binge", "answering.question", "api.apikey",

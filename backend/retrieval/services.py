@@ -12,6 +12,7 @@ from backend.pipeline.contexts import Context, ScoredChunk, build_contexts, live
 from backend.pipeline.following_code import completed
 from backend.pipeline.llm_types import Passage
 from backend.pipeline.types import GURU_SUMMARY_SOURCE, SUMMARY_GENERATION, HybridHit
+from backend.retrieval.neighbours import hop
 from backend.sources.models import DataSource, Summarization
 from backend.sources.summary_vectors import vector_id
 
@@ -90,6 +91,8 @@ def retrieve(*, guru: Guru, query: str, rerank_threshold: float) -> Retrieval:
         return Retrieval([], timings, private)
     start = time.perf_counter()
     reranked = _reranked(query, query_vector, candidates)
+    if guru.source_graph and not breadth.broad:
+        reranked = _with_neighbours(guru, record.name, query, query_vector, candidates, reranked, live)
     if breadth.about_subject and root:
         reranked = [replace(c, score=max(c.score, SUBJECT_SUPPORT), selection=None) if c.chunk_id == root else c
                     for c in reranked]
@@ -104,6 +107,19 @@ def retrieve(*, guru: Guru, query: str, rerank_threshold: float) -> Retrieval:
     contexts = completed(contexts, lambda ids: {h.chunk_id: h.text for h in registry.vector_store().chunks(
         record.name, ids)})
     return Retrieval(contexts, timings, private, subject=breadth.about_subject and bool(root))
+
+
+def _with_neighbours(guru: Guru, collection: str, query: str, query_vector: list[float], candidates: list[HybridHit],
+                     reranked: list[ScoredChunk], live: dict[int, int]) -> list[ScoredChunk]:
+    """The candidates and the documents one edge from the best of them, graded together (one reranking, so a
+    neighbour competes for the answer's document slots on the same scale); neighbours name where they were
+    linked from."""
+    found = hop(guru.pk, collection, reranked, live)
+    if not found.hits:
+        return reranked
+    graded = _reranked(query, query_vector, [*candidates, *found.hits])
+    return [replace(c, metadata={**c.metadata, "linked_from": found.linked_from[c.chunk_id]})
+            if c.chunk_id in found.linked_from else c for c in graded]
 
 
 def _reranked(query: str, query_vector: list[float], candidates: list[HybridHit]) -> list[ScoredChunk]:

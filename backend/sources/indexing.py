@@ -14,6 +14,7 @@ from backend.gurus.models import CollectionStatus, VectorCollection
 from backend.pipeline.chunking import ChunkingConfig, default_chunking
 from backend.pipeline.errors import PermanentServiceError, TransientServiceError
 from backend.pipeline.types import SourceKind
+from backend.sources.graph import graph_queue
 from backend.sources.limits import source_budget
 from backend.sources.models import DataSource, SourceStatus
 from backend.sources.pages import pages_replace
@@ -101,6 +102,7 @@ def source_index(*, source_id: int, run: int) -> None:
     if published:
         summaries_queue(guru_id=source.guru_id, source_id=source_id)
         term_stats_queue(source_id=source_id)
+        graph_queue(guru_id=source.guru_id)
     # Retire older chunks only once this generation is the live one: a run superseded meanwhile
     # leaves everything to the newer run, so the live generation is never deleted under a reader.
     if published and generation != INCREMENTAL_GENERATION:

@@ -1,4 +1,5 @@
-"""Data sources, the files of Git repositories, the pages of websites, and summarisation trees."""
+"""Data sources, the files of Git repositories, the pages of websites, summarisation trees, term counts and the
+source graph."""
 
 from __future__ import annotations
 
@@ -224,3 +225,65 @@ class SourceTermStats(models.Model):
 
     def __str__(self) -> str:
         return f"terms of source {self.source_id} ({self.chunks} chunks)"
+
+
+class EdgeKind(models.TextChoices):
+    """What connects two documents (see pipeline.source_graph)."""
+
+    LINK = "link", "Links to"
+    IMPORT = "import", "Imports"
+    DUPLICATE = "duplicate", "Same text as"
+    NEAR_DUPLICATE = "near_duplicate", "Nearly the same text as"
+
+
+class DocumentNode(models.Model):
+    """One document of a live source (a page, a file, a PDF page, a video) as the guru's source graph knows it.
+
+    The graph's rows are replaced as a whole by each refresh (sources.graph), with the guru's SourceGraphState.
+    """
+
+    guru = models.ForeignKey(Guru, on_delete=models.CASCADE, related_name="document_nodes")
+    source = models.ForeignKey(DataSource, on_delete=models.CASCADE, related_name="document_nodes")
+    key = models.CharField(max_length=2000, help_text="The document within its source: URL, file path, page-N.")
+    title = models.CharField(max_length=500, blank=True)
+    link = models.CharField(max_length=2000, blank=True)
+    chunk_ids = models.JSONField(default=list, help_text="Its first chunks of the refresh's index, in order.")
+    breadcrumbs = models.JSONField(default=list, help_text="Its place: directories of its path or URL.")
+
+    class Meta:
+        ordering = ["source", "key"]
+        indexes = [models.Index(fields=["guru", "source"], name="documentnode_guru_source")]
+
+    def __str__(self) -> str:
+        return self.title or self.key
+
+
+class DocumentEdge(models.Model):
+    """A connection the sources state between two documents of one guru: a link, an import, the same text."""
+
+    guru = models.ForeignKey(Guru, on_delete=models.CASCADE, related_name="document_edges")
+    origin = models.ForeignKey(DocumentNode, on_delete=models.CASCADE, related_name="outgoing")
+    target = models.ForeignKey(DocumentNode, on_delete=models.CASCADE, related_name="incoming")
+    kind = models.CharField(max_length=16, choices=EdgeKind.choices)
+    score = models.FloatField(default=1.0, help_text="1 for what the text states; the overlap for near-duplicates.")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["origin", "target", "kind"], name="documentedge_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.origin_id} {self.kind} {self.target_id}"
+
+
+class SourceGraphState(models.Model):
+    """Its presence means the guru's graph rows are complete for the live sources its signature records."""
+
+    guru = models.OneToOneField(Guru, on_delete=models.CASCADE, related_name="graph_state")
+    signature = models.CharField(max_length=64, help_text="Hash of the live sources and their index times.")
+    documents = models.PositiveIntegerField(default=0)
+    edges = models.PositiveIntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"graph of guru {self.guru_id} ({self.documents} documents, {self.edges} edges)"

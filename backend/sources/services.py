@@ -163,6 +163,7 @@ def source_delete(*, source: DataSource) -> None:
     source.delete()  # GithubFile rows cascade
     enqueue_on_commit("sources.cleanup", source_id=source_id, guru_id=guru_id, file_name=file_name)
     summaries_queue(guru_id=guru_id, source_id=None)  # the guru's summary no longer covers it
+    enqueue_on_commit("sources.graph", guru_id=guru_id)  # its documents' rows went with it; the state is stale
 
 
 def source_cleanup(*, source_id: int, guru_id: int, file_name: str) -> None:

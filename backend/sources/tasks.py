@@ -65,10 +65,11 @@ def sources_summaries_recover(self: Any) -> int:
 @worker_ready.connect
 def _recover_on_worker_start(sender: Any = None, **kwargs: Any) -> None:
     """Sources left PENDING/PROCESSING by the previous worker are re-queued when a worker starts, and so are
-    the summary trees it left half-built and the term counts it left stale or never made."""
+    the summary trees it left half-built, and the term counts and source graphs it left stale or never made."""
     sources_recover_stalled.delay(at_start=True)
     sources_summaries_recover.delay()
     sources_term_stats_recover.delay()
+    sources_graph_recover.delay()
 
 
 @openguru_task("sources.cleanup")
@@ -122,3 +123,17 @@ def sources_term_stats_recover(self: Any) -> int:
     from backend.sources.term_stats import term_stats_recover
 
     return term_stats_recover()
+
+
+@openguru_task("sources.graph")
+def guru_graph(self: Any, *, guru_id: int) -> None:
+    from backend.sources.graph import graph_refresh
+
+    graph_refresh(guru_id=guru_id)
+
+
+@openguru_task("sources.graph_recover")
+def sources_graph_recover(self: Any) -> int:
+    from backend.sources.graph import graph_recover
+
+    return graph_recover()

@@ -148,6 +148,12 @@ class InMemoryVectorStore:
             rows = self._get(name).rows
             return [_hit(rows[cid], 0.0) for cid in dict.fromkeys(ids) if cid in rows]
 
+    def chunk_vectors(self, name: str, ids: Sequence[str]) -> list[HybridHit]:
+        with self._lock:
+            rows = self._get(name).rows
+            return [HybridHit(hit=_hit(rows[cid], 0.0), vector=rows[cid].vector, dense_rank=None, sparse_rank=None)
+                    for cid in dict.fromkeys(ids) if cid in rows]
+
     def search_hybrid(
         self, name: str, *, query_text: str, query_vector: Sequence[float], top_k: int, candidates: int = 50,
         live: Mapping[int, int] | None = None, summaries: Collection[int] = (),

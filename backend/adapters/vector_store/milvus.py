@@ -14,9 +14,10 @@ from pymilvus.client.types import LoadState
 from pymilvus.exceptions import MilvusException
 
 from backend.adapters.vector_store.filters import like_literal, live_filter
+from backend.adapters.vector_store.rows import chunk, hit, hybrid_hit
 from backend.pipeline.errors import DimensionMismatchError, PermanentServiceError, VectorStoreError
-from backend.pipeline.fusion import BM25_B, BM25_K1, Fused, query_terms, reciprocal_rank_fusion
-from backend.pipeline.types import Chunk, CollectionInfo, Hit, HybridHit, SourceKind
+from backend.pipeline.fusion import BM25_B, BM25_K1, query_terms, reciprocal_rank_fusion
+from backend.pipeline.types import Chunk, CollectionInfo, Hit, HybridHit
 
 logger = logging.getLogger(__name__)
 
@@ -283,7 +284,7 @@ class MilvusVectorStore:
                               output_fields=["id", "vector", *HIT_FIELDS])
         try:
             while batch := self._call("read chunks", _next_batch, iterator):
-                yield [_chunk(row) for row in batch]
+                yield [chunk(row) for row in batch]
         finally:
             iterator.close()
 
@@ -298,7 +299,7 @@ class MilvusVectorStore:
         found: list[Hit] = []
         try:
             while len(found) < limit and (batch := self._call("read chunks", _next_batch, iterator)):
-                found += [_hit(row, str(row["id"]), 0.0) for row in batch]
+                found += [hit(row, str(row["id"]), 0.0) for row in batch]
         finally:
             iterator.close()
         return found[:limit]
@@ -307,7 +308,13 @@ class MilvusVectorStore:
         if not ids:
             return []
         rows = self._read("read chunks", name, "get", ids=list(ids), output_fields=["id", *HIT_FIELDS])
-        return [_hit(row, str(row["id"]), 0.0) for row in rows]
+        return [hit(row, str(row["id"]), 0.0) for row in rows]
+
+    def chunk_vectors(self, name: str, ids: Sequence[str]) -> list[HybridHit]:
+        if not ids:
+            return []
+        rows = self._read("read chunks", name, "get", ids=list(ids), output_fields=["id", *HIT_FIELDS, "vector"])
+        return [hybrid_hit(row) for row in rows]
 
     def search_dense(
         self, name: str, vector: Sequence[float], *, top_k: int, source_ids: Sequence[int] | None = None,
@@ -323,7 +330,7 @@ class MilvusVectorStore:
             filter=" and ".join(f"({c})" for c in clauses), output_fields=HIT_FIELDS,
             search_params={"metric_type": "COSINE"},
         )
-        return [_hit(row["entity"], str(row["id"]), float(row["distance"])) for row in result[0]]
+        return [hit(row["entity"], str(row["id"]), float(row["distance"])) for row in result[0]]
 
     def search_hybrid(
         self, name: str, *, query_text: str, query_vector: Sequence[float], top_k: int, candidates: int = 50,
@@ -350,7 +357,7 @@ class MilvusVectorStore:
         rows = self._read("read chunks", name, "get", ids=[f.key for f in fused], output_fields=[*HIT_FIELDS, "vector"])
         by_id = {str(row["id"]): row for row in rows}
         # A chunk deleted between the searches and the get() (a re-index finishing) is skipped.
-        return [_hybrid_hit(by_id[f.key], f) for f in fused if f.key in by_id]
+        return [hybrid_hit(by_id[f.key], f) for f in fused if f.key in by_id]
 
     def _leg_ids(self, name: str, field: str, data: Any, metric: str, limit: int, expr: str) -> list[str]:
         """Ids of one leg, best first.
@@ -366,32 +373,6 @@ class MilvusVectorStore:
         return [str(row["id"]) for row in result[0]]
 
 
-def _hybrid_hit(row: dict[str, Any], fused: Fused) -> HybridHit:
-    return HybridHit(
-        hit=_hit(row, fused.key, fused.score),
-        vector=tuple(float(x) for x in row["vector"]),
-        dense_rank=fused.ranks[0],
-        sparse_rank=fused.ranks[1],
-    )
-
 
 def _next_batch(iterator: Any, *, timeout: float) -> list[dict[str, Any]]:
     return list(iterator.next())  # the iterator keeps the timeout it was opened with
-
-
-def _chunk(row: dict[str, Any]) -> Chunk:
-    return Chunk(id=str(row["id"]), text=row["text"], vector=tuple(float(x) for x in row["vector"]),
-                 source_id=int(row["source_id"]), generation=int(row["generation"]), kind=SourceKind(row["kind"]),
-                 metadata=dict(row.get("metadata") or {}))
-
-
-def _hit(entity: dict[str, Any], chunk_id: str, score: float) -> Hit:
-    return Hit(
-        chunk_id=chunk_id,
-        score=score,
-        text=entity["text"],
-        source_id=int(entity["source_id"]),
-        generation=int(entity["generation"]),
-        kind=SourceKind(entity["kind"]),
-        metadata=dict(entity.get("metadata") or {}),
-    )

@@ -44,7 +44,7 @@ def _clean_model(value: str, current: str, warnings: list[str]) -> str:
 
 
 class GuruSettingsForm(forms.ModelForm):
-    """A guru's threshold overrides (blank = the instance default) and its chat model."""
+    """A guru's threshold overrides (blank = the instance default), its chat model and its answering features."""
 
     rerank_threshold = _threshold("Rerank threshold", "0–1. Passages scoring below it are dropped before grading. "
                                   "Blank uses the instance default.", required=False)
@@ -54,9 +54,11 @@ class GuruSettingsForm(forms.ModelForm):
 
     class Meta:
         model = Guru
-        fields = ["rerank_threshold", "trust_score_threshold", "chat_model"]
-        labels = {"chat_model": "Chat model"}
-        help_texts = {"chat_model": "Model id for this guru's answers; blank uses the instance default."}
+        fields = ["rerank_threshold", "trust_score_threshold", "chat_model", "source_graph"]
+        labels = {"chat_model": "Chat model", "source_graph": "Follow links between sources"}
+        help_texts = {"chat_model": "Model id for this guru's answers; blank uses the instance default.",
+                      "source_graph": "An answer may also quote a page or file that the best pages found link to, "
+                                      "are linked from or import, when it is graded as relevant as they are."}
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

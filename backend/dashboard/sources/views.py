@@ -16,6 +16,7 @@ from django.views.decorators.http import require_GET, require_POST
 from backend.core.errors import AppError, NotFound
 from backend.dashboard.access import guru_view
 from backend.dashboard.sources.chunks import source_chunks_listing
+from backend.dashboard.sources.connections import MAX_EDGES, source_connections
 from backend.dashboard.sources.forms import (
     GithubForm,
     PdfUploadForm,
@@ -224,7 +225,8 @@ def source_detail(request: HttpRequest, guru: Guru, source_id: int) -> HttpRespo
                "pages": pages if pages.paginator.count else None, "page_rows": page_rows,
                "query_string": urlencode(query),
                "last_indexed_text": last_indexed_text(source.last_indexed_at, timezone.now()),
-               "summary": source_summary(source_id=source.pk), "summary_progress": summary_progress(source)}
+               "summary": source_summary(source_id=source.pk), "summary_progress": summary_progress(source),
+               "connections": source_connections(source=source), "connections_limit": MAX_EDGES}
     return render(request, "dashboard/sources/detail.html", context)
 
 

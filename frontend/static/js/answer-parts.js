@@ -150,6 +150,8 @@
     if (typeof ref.score === "number") item.appendChild(el("span", "ref-score", percent(ref.score) + "% match"));
     const also = Array.isArray(ref.also_in) ? ref.also_in.filter((m) => m && (m.title || m.link)) : [];
     if (also.length) item.appendChild(alsoIn(also, options));
+    // Reached by the source graph, not the search: say which page found by the search leads to it.
+    if (ref.linked_from) item.appendChild(el("span", "ref-also", "linked from " + String(ref.linked_from)));
     return item;
   }
 

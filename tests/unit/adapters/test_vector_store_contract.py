@@ -364,3 +364,15 @@ def test_chunks_reads_the_ids_that_exist(store: VectorStore, name: str) -> None:
         ("s1-g1-1", "second passage", 1, 0.0), ("s1-g2-2", "third", 2, 0.0)]
     assert found[0].metadata["chunk_index"] in (1, 2)
     assert store.chunks(name, []) == []
+
+
+def test_chunk_vectors_read_the_stored_vectors_by_id(store: VectorStore, name: str) -> None:
+    store.ensure_collection(name, dimension=DIM)
+    stored = [chunk(0, "first passage"), chunk(1, "second passage")]
+    store.upsert(name, stored)
+    found = store.chunk_vectors(name, ["s1-g1-1", "s1-g1-9"])
+    assert [(h.hit.chunk_id, h.hit.text, h.dense_rank, h.sparse_rank) for h in found] == [
+        ("s1-g1-1", "second passage", None, None)]
+    assert found[0].vector == pytest.approx(stored[1].vector, abs=1e-6)
+    assert found[0].hit.metadata["chunk_index"] == 1
+    assert store.chunk_vectors(name, []) == []

@@ -7,9 +7,11 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from typing import Protocol
 from urllib.parse import SplitResult, unquote, urljoin, urlsplit, urlunsplit
 
+from backend.pipeline.rst_toctree import toctree_entries
 from backend.pipeline.youtube_urls import parse_youtube_url
 
 MAX_LINKS_PER_DOCUMENT = 200
@@ -216,11 +218,13 @@ def _shortest(candidates: list[str], keys: Mapping[str, str]) -> tuple[str, ...]
 
 
 def linked_targets(document: LinkedDocument, tables: LinkTables) -> set[Target]:
-    """Documents this one's text links to: absolute URLs to any source, relative links within its own source,
-    and in repository files RST :doc:/:ref: roles; at most MAX_LINKS_PER_DOCUMENT distinct links examined."""
+    """Documents this one's text links to: absolute URLs to any source, relative links within its own source, and
+    in repository files RST :doc:/:ref: roles and toctree entries; at most MAX_LINKS_PER_DOCUMENT links examined."""
     examined: set[tuple[str, str]] = set()
     targets: set[Target] = set()
-    for role, target in _raw_links(document.text, roles=document.kind == REPOSITORY):
+    entries = toctree_entries(document.text[:MAX_TEXT_CHARS]) if document.kind == REPOSITORY else iter(())
+    for role, target in chain(_raw_links(document.text, roles=document.kind == REPOSITORY),
+                              (("doc", entry) for entry in entries)):
         if (role, target) in examined:
             continue
         examined.add((role, target))

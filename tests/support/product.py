@@ -158,11 +158,12 @@ class Browser:
         with self.opener.open(self.base + path, timeout=30) as response:
             return str(response.read().decode())
 
-    def submit(self, path: str, fields: dict[str, str]) -> str:
+    def submit(self, path: str, fields: dict[str, str], *, action: str = "") -> str:
+        """Submit a form of the page at `path` (to `action`, when the form posts elsewhere)."""
         token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', self.get(path))
         assert token, f"no CSRF token on {path}"
         body = urllib.parse.urlencode({"csrfmiddlewaretoken": token.group(1), **fields}).encode()
-        request = urllib.request.Request(self.base + path, data=body, headers={"Referer": self.base + path})
+        request = urllib.request.Request(self.base + (action or path), data=body, headers={"Referer": self.base + path})
         with self.opener.open(request, timeout=60) as response:
             return str(response.read().decode())
 

@@ -322,3 +322,14 @@ def test_edges_are_sorted_and_the_same_whatever_the_input_order() -> None:
 ])
 def test_breadcrumbs_are_the_documents_directories(document: GraphDocument, expected: tuple[str, ...]) -> None:
     assert breadcrumbs(document) == expected
+
+
+def test_a_toctree_links_a_sphinx_page_to_the_documents_it_lists() -> None:
+    index = GraphDocument(source_id=1, key="docs/index.rst", title="index", link="", kind="github_repo",
+                          text="Birds\n=====\n\n.. toctree::\n   :maxdepth: 2\n\n   flamingo\n"
+                               "   Operations <ops/runbook>\n   self\n   api/*\n\nAfter the tree.\n   not an entry\n")
+    pages = [GraphDocument(source_id=1, key=f"docs/{name}.rst", title=name, link="", text="Page.", kind="github_repo")
+             for name in ("flamingo", "ops/runbook", "not an entry")]
+    assert [(e.key, e.target_key, e.kind) for e in extract_edges([index, *pages])] == [
+        ("docs/index.rst", "docs/flamingo.rst", EdgeKind.LINK),
+        ("docs/index.rst", "docs/ops/runbook.rst", EdgeKind.LINK)]

@@ -68,5 +68,6 @@ def ground(answerer: Answerer, question: str, retrieval: Retrieval, *, guru_id: 
     absent = absent_names(query, vocabulary)
     if vocabulary is not None and absent:
         vocabulary = replace(vocabulary, variants=name_variants(query, absent, texts))
-    decision = support(query, texts, scores, threshold=threshold, vocabulary=vocabulary, subject=retrieval.subject)
+    decision = support(query, texts, scores, threshold=threshold, vocabulary=vocabulary, subject=retrieval.subject,
+                       links=retrieval.links)
     return Grounding(retrieval, tuple(scores), decision), usage

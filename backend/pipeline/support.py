@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Container, Mapping, Sequence
+from collections.abc import Collection, Container, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from backend.pipeline.rerank_local import _stem, content_tokens, query_terms, tokenize
@@ -21,6 +21,8 @@ KEEP_WINDOW = 0.35
 """Contexts this far below the best one still support the answer (a second page of a two-page answer)."""
 KEEP_FLOOR = 0.0
 """No context below this grade is kept, however close to the best."""
+LINKED_WINDOW = 2 * KEEP_WINDOW
+"""How far below the best a context a kept one links to may be graded and still be kept (see keep_window)."""
 
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
@@ -194,12 +196,18 @@ def idf(df: int, chunks: int) -> float:
     return math.log(1 + (chunks - df + 0.5) / (df + 0.5))
 
 
-def keep_window(scores: Sequence[float], *, window: float = KEEP_WINDOW, floor: float = KEEP_FLOOR) -> tuple[int, ...]:
-    """The contexts close enough to the best to support the answer with it."""
+def keep_window(scores: Sequence[float], *, window: float = KEEP_WINDOW, floor: float = KEEP_FLOOR,
+                links: Collection[tuple[int, int]] = ()) -> tuple[int, ...]:
+    """The contexts close enough to the best to support the answer with it, and those a kept one links to that
+    are within LINKED_WINDOW of the best: the page itself sends its reader there ("split the app into modules
+    (see packages)"), so the page it names is part of its answer though the question's words are not in it."""
     if not scores:
         return ()
     cut = max(floor, max(scores) - window)
-    return tuple(i for i, score in enumerate(scores) if score >= cut)
+    kept = {i for i, score in enumerate(scores) if score >= cut}
+    linked_cut = max(floor, max(scores) - LINKED_WINDOW)
+    kept |= {j for i, j in links if i in kept and 0 <= j < len(scores) and scores[j] >= linked_cut}
+    return tuple(sorted(kept))
 
 
 def term_weights(question: str, vocabulary: Vocabulary | None, texts: Sequence[str]) -> dict[str, tuple[float, bool]]:
@@ -260,14 +268,15 @@ def support_signals(question: str, texts: Sequence[str], scores: Sequence[float]
 
 
 def support(question: str, texts: Sequence[str], scores: Sequence[float], *, threshold: float,
-            vocabulary: Vocabulary | None, weights: SupportWeights | None = None, subject: bool = False) -> Support:
+            vocabulary: Vocabulary | None, weights: SupportWeights | None = None, subject: bool = False,
+            links: Collection[tuple[int, int]] = ()) -> Support:
     """Decide what an answer may rest on. Nothing is kept when the trust score is under the threshold.
 
     `subject`: the question is about the guru's subject as a whole (answered from its summary), whose words
     are generic by nature: its grade alone is the trust score.
     """
     w = weights or SupportWeights()
-    kept = keep_window(scores)
+    kept = keep_window(scores, links=links)
     signals = support_signals(question, texts, scores, kept, vocabulary)
     if not scores:
         return Support((), 0.0, signals)

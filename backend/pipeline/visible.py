@@ -12,8 +12,32 @@ from backend.pipeline.html_blocks import BLOCK_START, html_block_markdown
 
 _COMMENT_START = re.compile(r" {0,3}<!--")
 _COMMENT_END = "-->"
-_LINK_DEFINITION = re.compile(r""" {0,3}\[(?:[^\]\\\n]|\\.)+\]:[ \t]*(?:<[^>\n]*>|\S+)"""
+_LINK_DEFINITION = re.compile(r""" {0,3}\[(?:[^\]\\\n]|\\.)+\]:[ \t]*(?:<(?P<angled>[^>\n]*)>|(?P<bare>\S+))"""
                               r"""(?:[ \t]+(?:"[^"\n]*"|'[^'\n]*'|\([^)\n]*\)))?[ \t]*""")
+
+
+MAX_LINK_TARGETS = 200
+MAX_LINK_TARGET_CHARS = 500
+
+
+def link_targets(text: str) -> list[str]:
+    """Where the document's link reference definitions point ("[`fs.watch()`]: fs.md#fswatch" -> "fs.md#fswatch"),
+    in order, each once, at most MAX_LINK_TARGETS: the chunks drop the definitions (see visible_markdown), so the
+    source graph is told them apart."""
+    targets: dict[str, None] = {}
+    closing: re.Pattern[str] | None = None  # the open fence's closing line: what a fence holds is code
+    for line in text.splitlines():
+        if closing is not None or (fence := FENCE.fullmatch(line)):
+            closing = closing_fence(fence.group(1)) if closing is None else (
+                None if closing.fullmatch(line) else closing)
+            continue
+        found = _LINK_DEFINITION.fullmatch(line.rstrip())
+        target = (found.group("angled") or found.group("bare") or "").strip() if found else ""
+        if target and not target.startswith("#") and len(target) <= MAX_LINK_TARGET_CHARS:
+            targets.setdefault(target, None)
+            if len(targets) >= MAX_LINK_TARGETS:
+                break
+    return list(targets)
 
 
 # A code span (kept as written, "`arr[0][1]`") or a reference-style link, whose text may hold code spans.

@@ -75,3 +75,21 @@ def hop(guru_id: int, collection: str, ranked: Sequence[ScoredChunk], live: Mapp
     # graph is rebuilt after it, and an older run's that survive are never answered from.
     hits = [h for h in hits if live.get(h.hit.source_id) == h.hit.generation]
     return Hop(hits, {h.hit.chunk_id: ids[h.hit.chunk_id] for h in hits})
+
+
+def linked_contexts(guru_id: int, documents: Sequence[str]) -> frozenset[tuple[int, int]]:
+    """(i, j) for each of the documents ("source_id:key", as contexts name them) that links to or imports
+    document j of the same list: what a page itself says its reader should go on to."""
+    refs = {}
+    for i, document in enumerate(documents):
+        source_id, _, key = document.partition(":")
+        if source_id.isdigit():
+            refs[(int(source_id), key)] = i
+    if len(refs) < 2:
+        return frozenset()
+    match = Q()
+    for source_id, key in refs:
+        match |= Q(source_id=source_id, key=key)
+    nodes = {n.pk: refs[(n.source_id, n.key)] for n in DocumentNode.objects.filter(match, guru_id=guru_id)}
+    edges = DocumentEdge.objects.filter(origin_id__in=nodes, target_id__in=nodes, kind__in=HOP_KINDS)
+    return frozenset((nodes[o], nodes[t]) for o, t in edges.values_list("origin_id", "target_id"))

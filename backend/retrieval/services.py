@@ -12,7 +12,7 @@ from backend.pipeline.contexts import Context, ScoredChunk, build_contexts, live
 from backend.pipeline.following_code import completed
 from backend.pipeline.llm_types import Passage
 from backend.pipeline.types import GURU_SUMMARY_SOURCE, SUMMARY_GENERATION, HybridHit
-from backend.retrieval.neighbours import hop
+from backend.retrieval.neighbours import hop, linked_contexts
 from backend.sources.models import DataSource, Summarization
 from backend.sources.summary_vectors import vector_id
 
@@ -34,6 +34,8 @@ class Retrieval:
     private_sources: frozenset[int] = frozenset()
     subject: bool = False
     """The question is about the guru's subject as a whole (what its summary answers)."""
+    links: frozenset[tuple[int, int]] = frozenset()
+    """(i, j): context i links to or imports context j, by the guru's source graph (empty when it is off)."""
 
 
 def _ms(since: float) -> int:
@@ -106,20 +108,23 @@ def retrieve(*, guru: Guru, query: str, rerank_threshold: float) -> Retrieval:
     contexts = build_contexts(found, max_documents=MAX_DOCUMENTS, chunks_per_document=CHUNKS_PER_DOCUMENT)
     contexts = completed(contexts, lambda ids: {h.chunk_id: h.text for h in registry.vector_store().chunks(
         record.name, ids)})
-    return Retrieval(contexts, timings, private, subject=breadth.about_subject and bool(root))
+    links = linked_contexts(guru.pk, [c.document for c in contexts]) if guru.source_graph else frozenset()
+    return Retrieval(contexts, timings, private, subject=breadth.about_subject and bool(root), links=links)
 
 
 def _with_neighbours(guru: Guru, collection: str, query: str, query_vector: list[float], candidates: list[HybridHit],
                      reranked: list[ScoredChunk], live: dict[int, int]) -> list[ScoredChunk]:
-    """The candidates and the documents one edge from the best of them, graded together (one reranking, so a
-    neighbour competes for the answer's document slots on the same scale); neighbours name where they were
-    linked from."""
+    """The candidates as graded, and the chunks of documents one edge from the best of them, graded beside the
+    candidates (so on the same scale: they compete for the answer's document slots) and naming where they were
+    linked from. The candidates keep their own grades: the reranker's word rarities are relative to the passages
+    it is given, and the neighbours must not move what the search found."""
     found = hop(guru.pk, collection, reranked, live)
     if not found.hits:
         return reranked
     graded = _reranked(query, query_vector, [*candidates, *found.hits])
-    return [replace(c, metadata={**c.metadata, "linked_from": found.linked_from[c.chunk_id]})
-            if c.chunk_id in found.linked_from else c for c in graded]
+    reached = [replace(c, metadata={**c.metadata, "linked_from": found.linked_from[c.chunk_id]})
+               for c in graded if c.chunk_id in found.linked_from]
+    return sorted([*reranked, *reached], key=lambda c: -c.score)
 
 
 def _reranked(query: str, query_vector: list[float], candidates: list[HybridHit]) -> list[ScoredChunk]:

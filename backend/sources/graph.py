@@ -58,9 +58,13 @@ def _documents(hits: Iterable[Hit], kind: str) -> list[tuple[GraphDocument, list
     for key, group in sorted(by_key.items()):
         group.sort(key=lambda h: int(h.metadata.get("chunk_index", 0)))
         first = group[0]
+        # Where the document's reference-style links point, kept by the writer since the chunks drop them.
+        targets = "".join(f"\n[{n}]: {t}" for n, t in enumerate(first.metadata.get("link_targets") or [])
+                          if isinstance(t, str) and t and not any(c.isspace() for c in t))
         document = GraphDocument(source_id=first.source_id, key=key, title=str(first.metadata.get("title", "")),
                                  link=str(first.metadata.get("link", "")).split("#page=")[0],
-                                 text=join_chunks([h.text for h in group]), kind=kind)
+                                 text=join_chunks([h.text for h in group]) + ("\n" + targets if targets else ""),
+                                 kind=kind)
         found.append((document, [h.chunk_id for h in group]))
     return found
 

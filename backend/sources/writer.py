@@ -8,10 +8,11 @@ from typing import Any
 
 from backend.pipeline.budget import IngestBudget
 from backend.pipeline.chunking import ChunkingConfig, TextChunk, chunk_id, split_document
-from backend.pipeline.ingest_types import Document
+from backend.pipeline.ingest_types import ContentType, Document
 from backend.pipeline.ports import Embedder, VectorStore
 from backend.pipeline.sanitize import neutralise_line, safe_link
 from backend.pipeline.types import Chunk, SourceKind
+from backend.pipeline.visible import link_targets
 
 EMBED_BATCH = 32
 LinkFor = Callable[[Document, TextChunk], str]
@@ -73,12 +74,16 @@ class ChunkWriter:
         chunks = split_document(doc, self.config, self.embedder.count_tokens)
         if self.budget is not None:
             self.budget.take_chunks(len(chunks))
+        # Reference-style links lose their definitions in the chunks; the first chunk keeps where they point,
+        # for the source graph (sources.graph).
+        targets = link_targets(doc.text) if doc.content_type is ContentType.MARKDOWN else []
         for chunk in chunks:
             cid = chunk_id(source_id=self.source_id, generation=self.generation, doc_key=doc.key,
                            version=version, index=chunk.index)
             # Titles and links reach answers' references: no live tag, no scheme but the web's.
             metadata = {"title": neutralise_line(doc.title), "link": safe_link(self.link_for(doc, chunk)),
-                        "doc_key": doc.key, "chunk_index": chunk.index, "char_start": chunk.start, **chunk.locator}
+                        "doc_key": doc.key, "chunk_index": chunk.index, "char_start": chunk.start, **chunk.locator,
+                        **({"link_targets": targets} if targets and chunk.index == 0 else {})}
             self._pending.append((cid, chunk.text, metadata))
         self.flush(final=False)
         return len(chunks)

@@ -24,7 +24,8 @@ FILES = {
                         "How its signing keys are rotated is in the [operations runbook](ops/runbook.md#keys).\n",
     "docs/ops/runbook.md": f"# Runbook\n\n## Keys\n\n{RUNBOOK}",
     "docs/heron.md": "# Heron queue\n\nThe heron queue delivers messages in order. See the "
-                     "[flamingo service](https://example.org/elsewhere) for tokens.\n",
+                     "[flamingo service](https://example.org/elsewhere) for tokens and the [runbook][keys].\n\n"
+                     "[keys]: ops/runbook.md\n",
     "pkg/app.py": "from pkg.store import save\nfrom . import util\n\n\ndef run():\n    return save(util.x)\n",
     "pkg/store.py": "def save(value):\n    return value\n",
     "pkg/util.py": "x = 1\n",
@@ -54,12 +55,14 @@ def test_indexing_builds_the_graph_and_a_resync_or_delete_keeps_it_current(
     guru: Guru, repo: Path, django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks,
 ) -> None:
     source = _index(guru, repo, django_capture_on_commit_callbacks)
+    # The heron page's reference-style link counts though the chunks drop its definition; its external one not.
     assert _edges(guru) == {("docs/flamingo.md", "link", "docs/ops/runbook.md"),
+                            ("docs/heron.md", "link", "docs/ops/runbook.md"),
                             ("pkg/app.py", "import", "pkg/store.py"), ("pkg/app.py", "import", "pkg/util.py")}
     runbook = DocumentNode.objects.get(guru=guru, key="docs/ops/runbook.md")
     assert runbook.breadcrumbs == ["docs", "ops"] and runbook.chunk_ids and runbook.source_id == source.pk
     state = SourceGraphState.objects.get(guru=guru)
-    assert (state.documents, state.edges, state.signature) == (6, 3, graph_signature(guru.pk))
+    assert (state.documents, state.edges, state.signature) == (6, 4, graph_signature(guru.pk))
     assert graph_recover() == 0, "a current graph is not rebuilt"
 
     heron = "# Heron queue\n\nTokens come from the [flamingo service](../docs/flamingo.md).\n"
@@ -87,8 +90,11 @@ def test_retrieval_reaches_a_linked_page_the_search_did_not_find_only_when_the_g
     # The search keeps one candidate: the page that names the service. The runbook that answers never says it.
     monkeypatch.setattr(retrieval, "CANDIDATES", 1)
     question = "How are the flamingo service's signing keys rotated?"
-    contexts = retrieval.retrieve(guru=guru, query=question, rerank_threshold=0.0).contexts
+    found = retrieval.retrieve(guru=guru, query=question, rerank_threshold=0.0)
+    contexts = found.contexts
     by_title = {c.title: c for c in contexts}
+    titles = [c.title for c in contexts]
+    assert found.links == {(titles.index("docs/flamingo.md"), titles.index("docs/ops/runbook.md"))}
     assert set(by_title) == {"docs/flamingo.md", "docs/ops/runbook.md"}
     assert by_title["docs/ops/runbook.md"].linked_from == "docs/flamingo.md"
     assert "keyctl roll" in by_title["docs/ops/runbook.md"].text
@@ -96,5 +102,5 @@ def test_retrieval_reaches_a_linked_page_the_search_did_not_find_only_when_the_g
 
     Guru.objects.filter(pk=guru.pk).update(source_graph=False)
     guru.refresh_from_db()
-    contexts = retrieval.retrieve(guru=guru, query=question, rerank_threshold=0.0).contexts
-    assert [c.title for c in contexts] == ["docs/flamingo.md"]
+    found = retrieval.retrieve(guru=guru, query=question, rerank_threshold=0.0)
+    assert [c.title for c in found.contexts] == ["docs/flamingo.md"] and found.links == frozenset()

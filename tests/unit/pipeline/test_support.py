@@ -52,6 +52,13 @@ def test_keep_window_keeps_what_is_near_the_best() -> None:
     assert keep_window([]) == ()
 
 
+def test_keep_window_keeps_a_page_a_kept_one_links_to_within_the_wider_window() -> None:
+    scores = [0.81, 0.37, 0.35, 0.05]
+    assert keep_window(scores) == (0,)
+    # The best page links to the second: kept. A link from a page not kept, or to one graded far below, is not.
+    assert keep_window(scores, links=[(0, 1), (1, 2), (0, 3), (0, 9)]) == (0, 1)
+
+
 def test_a_question_about_a_name_the_guru_never_mentions_is_refused() -> None:
     # Same grade, same held terms: the only difference is whether the guru's sources ever name the thing asked.
     asked = "How do I limit upload size with Flask-Uploads?"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from backend.adapters.embeddings.local_minilm import LocalMiniLMEmbedder
 from backend.pipeline.chunking import default_chunking, split_document
 from backend.pipeline.ingest_types import ContentType, Document
-from backend.pipeline.visible import visible_markdown
+from backend.pipeline.visible import link_targets, visible_markdown
 
 PAGE = """# Compression
 
@@ -60,3 +60,11 @@ def test_chunks_of_markdown_hold_no_hidden_text_other_kinds_are_untouched() -> N
     assert "pr-url" not in text and "#class-zlibgzip" not in text and "Creates a `Gzip` stream" in text
     prose = Document(key="notes.txt", text=PAGE, title="notes", link="", content_type=ContentType.PROSE)
     assert "pr-url" in " ".join(c.text for c in split_document(prose, config, embedder.count_tokens))
+
+
+def test_link_targets_are_where_the_dropped_definitions_point() -> None:
+    text = ("# fs\n\nSee [`fs.watch()`][] and [the guide][g], or [`fs.watch()`][] again.\n\n"
+            "[`fs.watch()`]: fs.md#fswatchfilename-options-listener\n[g]: <https://example.org/guide> \"Guide\"\n"
+            "[top]: #top\n\n```md\n[inside]: code-in-a-fence.md\n```\n[after]: after.md\n")
+    assert link_targets(text) == ["fs.md#fswatchfilename-options-listener", "https://example.org/guide", "after.md"]
+    assert link_targets("".join(f"[l{n}]: page{n}.md\n" for n in range(500))) == [f"page{n}.md" for n in range(200)]

@@ -27,9 +27,11 @@ def link_targets(text: str) -> list[str]:
     targets: dict[str, None] = {}
     closing: re.Pattern[str] | None = None  # the open fence's closing line: what a fence holds is code
     for line in text.splitlines():
-        if closing is not None or (fence := FENCE.fullmatch(line)):
-            closing = closing_fence(fence.group(1)) if closing is None else (
-                None if closing.fullmatch(line) else closing)
+        if closing is not None:
+            closing = None if closing.fullmatch(line) else closing
+            continue
+        if fence := FENCE.fullmatch(line):
+            closing = closing_fence(fence.group(1))
             continue
         found = _LINK_DEFINITION.fullmatch(line.rstrip())
         target = (found.group("angled") or found.group("bare") or "").strip() if found else ""

@@ -80,11 +80,11 @@ def hop(guru_id: int, collection: str, ranked: Sequence[ScoredChunk], live: Mapp
 def linked_contexts(guru_id: int, documents: Sequence[str]) -> frozenset[tuple[int, int]]:
     """(i, j) for each of the documents ("source_id:key", as contexts name them) that links to or imports
     document j of the same list: what a page itself says its reader should go on to."""
-    refs = {}
+    refs: dict[tuple[int, str], int] = {}
     for i, document in enumerate(documents):
-        source_id, _, key = document.partition(":")
-        if source_id.isdigit():
-            refs[(int(source_id), key)] = i
+        owner, _, key = document.partition(":")
+        if owner.isdigit():
+            refs[(int(owner), key)] = i
     if len(refs) < 2:
         return frozenset()
     match = Q()

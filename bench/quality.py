@@ -100,6 +100,9 @@ def indexed_guru(work: Path, files: list[Path]) -> tuple[Any, float]:
     stamp, digest = work / "corpus.digest", f"{corpus_digest(files)} summaries={settings.OPENGURU_SUMMARIES}"
     guru = Guru.objects.filter(slug=SLUG).first()
     if guru is not None and stamp.exists() and stamp.read_text() == digest:
+        from backend.sources.graph import graph_recover
+
+        graph_recover()  # an index kept from before the source graph existed gets one (tasks run inline)
         return guru, 0.0
     start = time.perf_counter()
     if guru is not None:
@@ -149,6 +152,20 @@ def leg_recalls(guru: Any, cases: list[Any]) -> dict[str, float]:
     return {leg: round(total / max(1, len(in_scope)), 4) for leg, total in totals.items()}
 
 
+def without_graph(guru: Any, cases: list[Any]) -> dict[str, Any]:
+    """The same questions with the guru's source graph turned off (its switch restored after)."""
+    from backend.evaluation.runner import run_cases, run_create
+    from backend.gurus.models import Guru
+
+    Guru.objects.filter(pk=guru.pk).update(source_graph=False)
+    try:
+        guru.refresh_from_db()
+        return run_cases(run_create(guru, set_name="source graph off", total=len(cases)), cases, k=K).summary
+    finally:
+        Guru.objects.filter(pk=guru.pk).update(source_graph=True)
+        guru.refresh_from_db()
+
+
 def _line(name: str, summary: dict[str, Any]) -> str:
     keys = ("recall", "mrr", "hit_before", "answer_rate", "refusal_rate", "unrelated_refusal", "near_miss_refusal",
             "fact_coverage", "citation_validity")
@@ -185,6 +202,9 @@ def main() -> None:
         if part:
             print(_line(f"{label} ({len(part)})", summarise(part, k=K)))
     print("by category:", json.dumps(summary["categories"]))
+    off = without_graph(guru, cases)
+    print(_line("source graph off", off), "| linked-page questions:",
+          json.dumps(off["categories"].get("linked-page")))
     print("retrieval legs, recall@5 of distinct pages:", json.dumps(legs))
     if args.json:
         args.json.write_text(json.dumps({"summary": summary, "legs": legs, "results": run.results}, indent=1))

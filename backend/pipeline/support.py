@@ -21,7 +21,7 @@ KEEP_WINDOW = 0.35
 """Contexts this far below the best one still support the answer (a second page of a two-page answer)."""
 KEEP_FLOOR = 0.0
 """No context below this grade is kept, however close to the best."""
-LINKED_WINDOW = 2 * KEEP_WINDOW
+LINKED_WINDOW = 0.5
 """How far below the best a context a kept one links to may be graded and still be kept (see keep_window)."""
 
 

@@ -15,6 +15,8 @@ _OUTGOING = {EdgeKind.LINK: "links to", EdgeKind.IMPORT: "imports", EdgeKind.DUP
              EdgeKind.NEAR_DUPLICATE: "nearly the same text as"}
 _INCOMING = {EdgeKind.LINK: "linked from", EdgeKind.IMPORT: "imported by", EdgeKind.DUPLICATE: "same text as",
              EdgeKind.NEAR_DUPLICATE: "nearly the same text as"}
+_ORDER = tuple(dict.fromkeys([_OUTGOING[EdgeKind.LINK], _OUTGOING[EdgeKind.IMPORT], _INCOMING[EdgeKind.LINK],
+                              _INCOMING[EdgeKind.IMPORT], *_OUTGOING.values()]))
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,14 @@ class DocumentConnections:
     link: str
     breadcrumbs: str
     neighbours: list[Neighbour]
+
+    @property
+    def groups(self) -> list[tuple[str, list[Neighbour]]]:
+        """The neighbours by relation, outgoing ones first ("links to", "imports", then "linked from", …)."""
+        grouped: dict[str, list[Neighbour]] = {relation: [] for relation in _ORDER}
+        for neighbour in self.neighbours:
+            grouped[neighbour.relation].append(neighbour)
+        return [(relation, items) for relation, items in grouped.items() if items]
 
 
 @dataclass(frozen=True)

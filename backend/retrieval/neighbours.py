@@ -15,9 +15,9 @@ from backend.sources.models import DocumentEdge, DocumentNode, EdgeKind
 
 SEED_DOCUMENTS = 3
 """The best documents found are where the hop starts: a link from the fifth page is rarely about the question."""
-MAX_NEIGHBOURS = 8
+MAX_NEIGHBOURS = 6
 """Documents reached, at most (the nearest seeds' first)."""
-CHUNKS_PER_NEIGHBOUR = 16
+CHUNKS_PER_NEIGHBOUR = 8
 """Chunks of each neighbour graded: its opening, where a page says what it is about."""
 HOP_KINDS = (EdgeKind.LINK, EdgeKind.IMPORT)
 """Edges followed. A duplicate adds no text; it is collapsed where it is found (contexts.collapse_duplicates)."""

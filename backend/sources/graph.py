@@ -12,6 +12,7 @@ from django.db import transaction
 
 from backend.adapters import registry
 from backend.core.tasks import enqueue_on_commit
+from backend.gurus.models import Guru
 from backend.pipeline.contexts import join_chunks
 from backend.pipeline.source_graph import GraphDocument, breadcrumbs, extract_edges
 from backend.pipeline.types import SUMMARY_GENERATION, Hit
@@ -100,10 +101,9 @@ def graph_refresh(*, guru_id: int) -> bool:
         return False
     edges = extract_edges(read.documents)
     with transaction.atomic():
-        from backend.gurus.models import Guru
-
         # The row lock (PostgreSQL) puts two refreshes of one guru one after the other.
-        if not Guru.objects.select_for_update().filter(pk=guru_id).exists() or graph_signature(guru_id) != signature:
+        locked = Guru.objects.select_for_update().filter(pk=guru_id).order_by().values_list("pk", flat=True).first()
+        if locked is None or graph_signature(guru_id) != signature:
             logger.info("guru %s changed while its graph was built; left to the newer run", guru_id)
             return False
         DocumentNode.objects.filter(guru_id=guru_id).delete()
@@ -125,8 +125,6 @@ def graph_refresh(*, guru_id: int) -> bool:
 def graph_recover() -> int:
     """Queue a rebuild for every guru whose graph is missing or older than its sources (also the backfill of
     gurus indexed before the graph existed, and of an imported install). Returns how many were queued."""
-    from backend.gurus.models import Guru
-
     stale = [guru_id for guru_id, known in Guru.objects.filter(sources__indexed_generation__isnull=False).distinct()
              .values_list("pk", "graph_state__signature") if known != graph_signature(guru_id)]
     for guru_id in stale:

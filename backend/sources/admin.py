@@ -1,4 +1,5 @@
-"""Admin for data sources, GitHub files, website pages and summaries (operators; maintainers use the dashboard)."""
+"""Admin for data sources, GitHub files, website pages, summaries, term counts and the source graph (operators;
+maintainers use the dashboard)."""
 
 from typing import Any
 
@@ -6,7 +7,17 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from backend.sources.models import DataSource, GithubFile, SourcePage, SourceTerm, SourceTermStats, Summarization
+from backend.sources.models import (
+    DataSource,
+    DocumentEdge,
+    DocumentNode,
+    GithubFile,
+    SourceGraphState,
+    SourcePage,
+    SourceTerm,
+    SourceTermStats,
+    Summarization,
+)
 from backend.sources.services import source_delete, source_schedule_index
 
 
@@ -99,3 +110,25 @@ class SourceTermAdmin(_CountedAdmin):
 class SourceTermStatsAdmin(_CountedAdmin):
     list_display = ["source", "chunks", "generation", "updated_at"]
     list_select_related = ["source"]
+
+
+@admin.register(DocumentNode)
+class DocumentNodeAdmin(_CountedAdmin):
+    """The source graph is rebuilt by the worker after each index run (sources.graph): shown, never edited."""
+
+    list_display = ["key", "source", "title"]
+    search_fields = ["key", "title"]
+    list_select_related = ["source"]
+
+
+@admin.register(DocumentEdge)
+class DocumentEdgeAdmin(_CountedAdmin):
+    list_display = ["origin", "kind", "target", "score"]
+    list_filter = ["kind"]
+    list_select_related = ["origin", "target"]
+
+
+@admin.register(SourceGraphState)
+class SourceGraphStateAdmin(_CountedAdmin):
+    list_display = ["guru", "documents", "edges", "updated_at"]
+    list_select_related = ["guru"]

@@ -234,7 +234,7 @@ def test_delete_by_ids_touches_only_this_gurus_sources(
         response = api.delete(URL, {"ids": [mine.pk, theirs.pk, 999_999]}, format="json")
     assert response.status_code == 200
     assert response.json()["ids"] == [mine.pk] and response.json()["not_found"] == [theirs.pk, 999_999]
-    assert len(callbacks) == 1  # one cleanup task, after commit
+    assert len(callbacks) == 2  # after commit: the cleanup task, and the rebuild of guru A's source graph
     assert set(DataSource.objects.values_list("pk", flat=True)) == {also_mine.pk, theirs.pk}
 
 

@@ -16,7 +16,7 @@ from backend.gurus.models import Guru
 from backend.pipeline import answerer_llm, answerer_offline, breadth, contexts, prompts, sanitize
 from backend.pipeline.answer_types import Turn
 from backend.pipeline.understanding import normalise_question
-from backend.sources.models import DataSource, Summarization
+from backend.sources.models import DataSource, SourceGraphState, Summarization
 
 
 def thresholds_for(guru: Guru) -> tuple[float, float]:
@@ -40,13 +40,15 @@ def history_for(binge: Binge, *, turns: int) -> tuple[Turn, ...]:
 
 def sources_version(guru: Guru) -> str:
     """Changes whenever a source of the guru is (re-)indexed or removed, or its summaries change (a broad
-    question's answer rests on them): cached answers expire with it."""
+    question's answer rests on them), or its source graph is rebuilt: cached answers expire with it."""
     rows = DataSource.objects.filter(guru=guru, indexed_generation__isnull=False).order_by("pk").values_list(
         "pk", "indexed_generation", "last_indexed_at"
     )
     # Changed nodes are new rows and stale ones are deleted, so the searchable ones' count and newest id move.
     summaries = Summarization.objects.filter(guru=guru, vector_written=True).aggregate(n=Count("pk"), last=Max("pk"))
-    return hashlib.sha256(repr((list(rows), summaries["n"], summaries["last"])).encode()).hexdigest()[:32]
+    # The source graph is rebuilt just after an index run: an answer cached in between used the old one.
+    graph = SourceGraphState.objects.filter(guru=guru).values_list("updated_at", flat=True).first()
+    return hashlib.sha256(repr((list(rows), summaries["n"], summaries["last"], graph)).encode()).hexdigest()[:32]
 
 
 @cache
@@ -64,7 +66,7 @@ def answer_fingerprint(guru: Guru) -> str:
     chat = registry.chat_model(model=chat_model_for(guru))
     parts = {"rerank": rerank, "trust": trust, "model": "offline" if chat is None else f"{type(chat).__name__}:"
              f"{chat.model}", "embedder": registry.embedder_id(), "prompts": prompt_version(),
-             "guru": [guru.name, guru.domain_knowledge, guru.language]}
+             "guru": [guru.name, guru.domain_knowledge, guru.language], "source_graph": guru.source_graph}
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:32]
 
 

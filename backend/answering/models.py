@@ -1,4 +1,4 @@
-"""Questions with their answers and telemetry, and conversation sessions (binges)."""
+"""Questions with their answers and telemetry, conversation sessions (binges), and the guru's memory."""
 
 from __future__ import annotations
 
@@ -148,3 +148,42 @@ class Citation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.question_id} cites {self.source_id}"
+
+
+class MemoryStatus(models.TextChoices):
+    PROPOSED = "PROPOSED", "Proposed"
+    APPROVED = "APPROVED", "Approved"
+    REJECTED = "REJECTED", "Rejected"
+
+
+class MemoryOrigin(models.TextChoices):
+    MAINTAINER = "MAINTAINER", "Written by a maintainer"
+    CORRECTION = "CORRECTION", "Correction of an answer"
+    FEEDBACK = "FEEDBACK", "Resolution of a 👎"
+    CONVERSATION = "CONVERSATION", "Proposed by the model from a conversation"
+
+
+class Memory(TimeStampedModel):
+    """A short note the guru answers with beside its sources: a maintainer's correction, the resolution of a 👎,
+    or what the model proposed from a conversation. Only approved ones are ever retrieved."""
+
+    guru = models.ForeignKey(Guru, on_delete=models.CASCADE, related_name="memories")
+    text = models.TextField(help_text="What the guru should know, in a sentence or a few.")
+    status = models.CharField(max_length=10, choices=MemoryStatus.choices, default=MemoryStatus.PROPOSED)
+    origin = models.CharField(max_length=12, choices=MemoryOrigin.choices, default=MemoryOrigin.MAINTAINER)
+    question = models.ForeignKey(Question, on_delete=models.SET_NULL, null=True, blank=True, related_name="memories",
+                                 help_text="The question it came from, if any.")
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+                               related_name="+")
+    proposed_text = models.TextField(
+        blank=True, default="", help_text="A revision the model proposed for this memory, waiting for a maintainer.")
+    # The text's vector (float32 bytes) in the space named by `embedding_model` (see answering.vectors).
+    embedding = models.BinaryField(null=True, blank=True, editable=False)
+    embedding_model = models.CharField(max_length=100, blank=True, default="")
+
+    class Meta:
+        ordering = ["-updated_at"]
+        indexes = [models.Index(fields=["guru", "status"])]
+
+    def __str__(self) -> str:
+        return self.text[:80]

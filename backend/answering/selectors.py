@@ -10,7 +10,7 @@ from pathlib import Path
 from django.db.models import Count, Max, Q
 
 from backend.adapters import registry
-from backend.answering.models import AnswerState, Binge, Question
+from backend.answering.models import AnswerState, Binge, Memory, MemoryStatus, Question
 from backend.core.selectors import settings_get
 from backend.gurus.models import Guru
 from backend.pipeline import answerer_llm, answerer_offline, breadth, contexts, prompts, sanitize
@@ -40,7 +40,8 @@ def history_for(binge: Binge, *, turns: int) -> tuple[Turn, ...]:
 
 def sources_version(guru: Guru) -> str:
     """Changes whenever a source of the guru is (re-)indexed or removed, or its summaries change (a broad
-    question's answer rests on them), or its source graph is rebuilt: cached answers expire with it."""
+    question's answer rests on them), or its source graph is rebuilt, or an approved memory changes: cached
+    answers expire with it."""
     rows = DataSource.objects.filter(guru=guru, indexed_generation__isnull=False).order_by("pk").values_list(
         "pk", "indexed_generation", "last_indexed_at"
     )
@@ -48,7 +49,10 @@ def sources_version(guru: Guru) -> str:
     summaries = Summarization.objects.filter(guru=guru, vector_written=True).aggregate(n=Count("pk"), last=Max("pk"))
     # The source graph is rebuilt just after an index run: an answer cached in between used the old one.
     graph = SourceGraphState.objects.filter(guru=guru).values_list("updated_at", flat=True).first()
-    return hashlib.sha256(repr((list(rows), summaries["n"], summaries["last"], graph)).encode()).hexdigest()[:32]
+    notes = Memory.objects.filter(guru=guru, status=MemoryStatus.APPROVED).aggregate(
+        n=Count("pk"), last=Max("updated_at"))
+    return hashlib.sha256(repr((list(rows), summaries["n"], summaries["last"], graph, notes["n"], notes["last"]))
+                          .encode()).hexdigest()[:32]
 
 
 @cache

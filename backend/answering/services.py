@@ -25,6 +25,7 @@ from backend.answering.citations import CitedText, citations_record
 from backend.answering.events import AnswerEvent, EventKind
 from backend.answering.failures import error_cause, public_error
 from backend.answering.grounding import Grounding, ground
+from backend.answering.memory import with_memories
 from backend.answering.models import AnswerState, Binge, Question
 from backend.answering.selectors import (
     answer_fingerprint,
@@ -213,6 +214,7 @@ class AnswerFlow:
         yield events.status("retrieving")
         start = time.perf_counter()
         retrieval = retrieve(guru=guru, query=understanding.retrieval_query, rerank_threshold=rerank_threshold)
+        retrieval = with_memories(guru, understanding.retrieval_query, retrieval, rerank_threshold=rerank_threshold)
         self.timings.update(retrieval.timings)
         self._time("retrieve", start)
         yield events.status("grading")

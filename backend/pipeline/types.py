@@ -14,6 +14,8 @@ class SourceKind(str, enum.Enum):
     WEBSITE = "WEBSITE"
     PDF = "PDF"
     GITHUB_REPO = "GITHUB_REPO"
+    MEMORY = "MEMORY"
+    """A maintainer note of the guru's memory (answering.memory), never a data source's chunk."""
 
 
 SUMMARY_GENERATION = -1

@@ -36,6 +36,7 @@
     YOUTUBE: { badge: "YouTube", label: "YouTube video" },
     PDF: { badge: "PDF", label: "PDF document" },
     GITHUB_REPO: { badge: "Git", label: "Git repository" },
+    MEMORY: { badge: "Note", label: "Maintainer note" },
   };
   const UNKNOWN_KIND = { badge: "Source", label: "Source" };
 

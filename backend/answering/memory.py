@@ -81,6 +81,10 @@ def memory_edit(*, memory: Memory, text: str) -> Memory:
     return memory
 
 
+def memory_delete(*, memory: Memory) -> None:
+    memory.delete()
+
+
 def memory_approve(*, memory: Memory) -> Memory:
     """Approve a proposed note, or apply the revision proposed for an approved one."""
     if memory.proposed_text:

@@ -1,4 +1,4 @@
-"""App configuration for answering."""
+"""App configuration for answering; registers its tasks."""
 
 from django.apps import AppConfig
 
@@ -7,3 +7,7 @@ class AnsweringConfig(AppConfig):
     name = "backend.answering"
     label = "answering"
     verbose_name = "Answering"
+
+    def ready(self) -> None:
+        # The tasks services queue by name (core.tasks.enqueue_on_commit) must be known in every process.
+        from backend.answering import tasks  # noqa: F401

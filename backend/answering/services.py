@@ -26,6 +26,7 @@ from backend.answering.events import AnswerEvent, EventKind
 from backend.answering.failures import error_cause, public_error
 from backend.answering.grounding import Grounding, ground
 from backend.answering.memory import with_memories
+from backend.answering.memory_learning import memory_learn_queue
 from backend.answering.models import AnswerState, Binge, Question
 from backend.answering.selectors import (
     answer_fingerprint,
@@ -317,6 +318,8 @@ class AnswerFlow:
         if question.binge_id is not None:  # always set by this flow; the column is nullable
             Binge.objects.filter(pk=question.binge_id).update(last_used_at=timezone.now())
         citations_record(question, references)
+        if not out_of_context and not self.trial:
+            memory_learn_queue(question)
         if out_of_context and not self.trial:
             question_id = question.pk
             transaction.on_commit(lambda: _embed_later(question_id))

@@ -26,3 +26,10 @@ def questions_fail_abandoned(self: Any) -> int:
     from backend.answering.recovery import questions_fail_abandoned as fail
 
     return fail()
+
+
+@openguru_task("answering.memory_learn")
+def memory_learn(self: Any, *, question_id: int) -> int:
+    from backend.answering.memory_learning import memory_learn as learn
+
+    return learn(question_id=question_id)

@@ -24,6 +24,7 @@ class Flow(str, enum.Enum):
     RERANK = "rerank"
     EMBED = "embed"
     JUDGE = "judge"
+    MEMORY = "memory"
 
 
 @dataclass(frozen=True)

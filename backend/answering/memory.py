@@ -173,7 +173,8 @@ def with_memories(guru: Guru, query: str, retrieval: Retrieval, *, rerank_thresh
     """The retrieval with the guru's approved notes about the question first (at most MEMORY_CONTEXTS, graded by
     the reranker beside the question like a passage, kept from MEMORY_FLOOR): a maintainer's word on the
     question ranks above the sources it corrects."""
-    memories = list(Memory.objects.filter(guru=guru, status=MemoryStatus.APPROVED)[:MAX_MEMORIES])
+    memories = list(Memory.objects.filter(guru=guru, status=MemoryStatus.APPROVED)[:MAX_MEMORIES]) \
+        if guru.memory else []
     if not memories:
         return retrieval
     _re_embedded(memories)

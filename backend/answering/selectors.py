@@ -70,7 +70,8 @@ def answer_fingerprint(guru: Guru) -> str:
     chat = registry.chat_model(model=chat_model_for(guru))
     parts = {"rerank": rerank, "trust": trust, "model": "offline" if chat is None else f"{type(chat).__name__}:"
              f"{chat.model}", "embedder": registry.embedder_id(), "prompts": prompt_version(),
-             "guru": [guru.name, guru.domain_knowledge, guru.language], "source_graph": guru.source_graph}
+             "guru": [guru.name, guru.domain_knowledge, guru.language], "source_graph": guru.source_graph,
+             "memory": guru.memory}
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:32]
 
 

@@ -48,6 +48,8 @@ class Guru(TimeStampedModel):
     trust_score_threshold = models.FloatField(null=True, blank=True, validators=_unit_interval)
     source_graph = models.BooleanField(
         default=True, help_text="Answers may add a page or file one link away from what the search found.")
+    memory = models.BooleanField(
+        default=True, help_text="Answers may rest on the guru's approved memory notes, cited as maintainer notes.")
     memory_from_conversations = models.BooleanField(
         default=False, help_text="After each answer, the language model proposes memory notes from the conversation.")
     chat_model = models.CharField(

@@ -54,13 +54,16 @@ class GuruSettingsForm(forms.ModelForm):
 
     class Meta:
         model = Guru
-        fields = ["rerank_threshold", "trust_score_threshold", "chat_model", "source_graph",
+        fields = ["rerank_threshold", "trust_score_threshold", "chat_model", "source_graph", "memory",
                   "memory_from_conversations"]
         labels = {"chat_model": "Chat model", "source_graph": "Follow links between sources",
+                  "memory": "Answer with approved memory notes",
                   "memory_from_conversations": "Propose memory notes from conversations"}
         help_texts = {"chat_model": "Model id for this guru's answers; blank uses the instance default.",
                       "source_graph": "An answer may also quote a page or file that the best pages found link to, "
                                       "are linked from or import, when it is graded as relevant as they are.",
+                      "memory": "Notes approved on the Memory tab are graded beside the sources and, when they "
+                                "are about the question, quoted first as maintainer notes.",
                       "memory_from_conversations": "With a language model: after each answer it proposes notes "
                                                    "(a fact a user stated or corrected) on the Memory tab; none is "
                                                    "used before a maintainer approves it. One more model call per "

@@ -99,3 +99,13 @@ def test_a_note_is_bounded_and_never_empty(indexed: Guru) -> None:
     assert len(long.text) <= MAX_MEMORY_CHARS
     tagged = memory_correct(question=question, text="Use <script>alert(1)</script> never.", author=None)
     assert "<script>" not in tagged.text
+
+
+def test_a_guru_that_turns_its_memory_off_answers_from_its_sources_only(indexed: Guru) -> None:
+    question = Question.objects.create(guru=indexed, user_question="q", question="q", slug="q")
+    memory_correct(question=question, text=CORRECTION, author=None)
+    assert "at least 30 seconds" in _answer(indexed)[0]
+    Guru.objects.filter(pk=indexed.pk).update(memory=False)
+    indexed.refresh_from_db()
+    text, references = _answer(indexed)  # not the cached answer: the switch is part of the answer's fingerprint
+    assert "at least 30 seconds" not in text and all(r["kind"] != "MEMORY" for r in references)

@@ -166,6 +166,31 @@ def without_graph(guru: Any, cases: list[Any]) -> dict[str, Any]:
         guru.refresh_from_db()
 
 
+def with_notes(guru: Any, cases: list[Any]) -> tuple[dict[str, Any], list[bool]]:
+    """The questions again after a maintainer corrected three answers the product misses (memories.jsonl: approved
+    notes, as the Questions tab's "Correct this answer" makes them); then the notes are deleted. Also: whether each
+    corrected question is now answered with all its facts."""
+    from backend.answering.memory import memory_correct
+    from backend.answering.models import Memory, Question
+    from backend.evaluation.runner import run_cases, run_create
+
+    rows = [json.loads(line) for line in (DATA / "memories.jsonl").read_text().splitlines() if line.strip()]
+    # The questions as the product stored them when they were asked; a correction is made on one of those.
+    asked = [Question.objects.create(guru=guru, user_question=row["corrects"], question=row["corrects"][:500],
+                                     slug=f"corrected-{n}", channel="EVAL") for n, row in enumerate(rows)]
+    for question, row in zip(asked, rows, strict=True):
+        memory_correct(question=question, text=row["note"], author=None)
+    try:
+        run = run_cases(run_create(guru, set_name="with maintainer notes", total=len(cases)), cases, k=K)
+    finally:
+        Memory.objects.filter(question__in=asked).delete()
+        Question.objects.filter(pk__in=[q.pk for q in asked]).delete()
+    by_question = {r["question"]: r for r in run.results}
+    fixed = [bool(r) and not r["refused"] and r["facts"] == r["facts_total"]
+             for r in (by_question.get(row["corrects"]) for row in rows)]
+    return run.summary, fixed
+
+
 def _line(name: str, summary: dict[str, Any]) -> str:
     keys = ("recall", "mrr", "hit_before", "answer_rate", "refusal_rate", "unrelated_refusal", "near_miss_refusal",
             "fact_coverage", "citation_validity")
@@ -205,6 +230,10 @@ def main() -> None:
     off = without_graph(guru, cases)
     print(_line("source graph off", off), "| linked-page questions:",
           json.dumps(off["categories"].get("linked-page")))
+    if not args.quick:
+        noted, fixed = with_notes(guru, cases)
+        print(_line("with 3 maintainer notes", noted), f"| corrected questions answered with their facts: "
+              f"{sum(fixed)} of {len(fixed)}")
     print("retrieval legs, recall@5 of distinct pages:", json.dumps(legs))
     if args.json:
         args.json.write_text(json.dumps({"summary": summary, "legs": legs, "results": run.results}, indent=1))

@@ -14,6 +14,7 @@ from backend.pipeline.llm_types import Usage
 from backend.pipeline.ports import Answerer
 from backend.pipeline.rerank_local import query_terms
 from backend.pipeline.support import Support, Vocabulary, absent_names, coined_words, name_terms, support
+from backend.pipeline.types import SourceKind
 from backend.retrieval.services import Retrieval
 from backend.sources.term_stats import misspelt_terms, term_frequencies
 
@@ -68,6 +69,7 @@ def ground(answerer: Answerer, question: str, retrieval: Retrieval, *, guru_id: 
     absent = absent_names(query, vocabulary)
     if vocabulary is not None and absent:
         vocabulary = replace(vocabulary, variants=name_variants(query, absent, texts))
+    notes = [i for i, c in enumerate(retrieval.contexts) if c.kind is SourceKind.MEMORY]
     decision = support(query, texts, scores, threshold=threshold, vocabulary=vocabulary, subject=retrieval.subject,
-                       links=retrieval.links)
+                       links=retrieval.links, notes=notes)
     return Grounding(retrieval, tuple(scores), decision), usage

@@ -50,6 +50,13 @@ def clean_text(text: str) -> str:
     return cleaned
 
 
+def search_text(memory: Memory) -> str:
+    """What a note is graded on against a question: its text, after the question it corrects when it corrects one
+    (a correction is, first of all, the answer to that question asked again, in any words)."""
+    asked = memory.question.question if memory.question_id is not None and memory.question is not None else ""
+    return f"{asked}\n{memory.text}" if asked else memory.text
+
+
 def _vector(text: str) -> tuple[bytes, str]:
     embedded = registry.embedder().embed_documents([text])[0]
     return np.asarray(embedded, dtype=VECTOR_DTYPE).tobytes(), registry.embedder_id()
@@ -61,9 +68,10 @@ def memory_add(*, guru: Guru, text: str, origin: MemoryOrigin, status: MemorySta
     cleaned = clean_text(text)
     if Memory.objects.filter(guru=guru).count() >= MAX_MEMORIES:
         raise Conflict(f"This guru holds {MAX_MEMORIES} memories already: delete some first.")
-    vector, model = _vector(cleaned)
-    return Memory.objects.create(guru=guru, text=cleaned, origin=origin, status=status, question=question,
-                                 author=author, embedding=vector, embedding_model=model)
+    memory = Memory(guru=guru, text=cleaned, origin=origin, status=status, question=question, author=author)
+    memory.embedding, memory.embedding_model = _vector(search_text(memory))
+    memory.save()
+    return memory
 
 
 def memory_correct(*, question: Question, text: str, author: User | None,
@@ -75,8 +83,8 @@ def memory_correct(*, question: Question, text: str, author: User | None,
 
 
 def memory_edit(*, memory: Memory, text: str) -> Memory:
-    cleaned = clean_text(text)
-    memory.text, (memory.embedding, memory.embedding_model) = cleaned, _vector(cleaned)
+    memory.text = clean_text(text)
+    memory.embedding, memory.embedding_model = _vector(search_text(memory))
     memory.save(update_fields=["text", "embedding", "embedding_model", "updated_at"])
     return memory
 
@@ -89,7 +97,7 @@ def memory_approve(*, memory: Memory) -> Memory:
     """Approve a proposed note, or apply the revision proposed for an approved one."""
     if memory.proposed_text:
         memory.text, memory.proposed_text = memory.proposed_text, ""
-        memory.embedding, memory.embedding_model = _vector(memory.text)
+        memory.embedding, memory.embedding_model = _vector(search_text(memory))
     memory.status = MemoryStatus.APPROVED
     memory.save()
     return memory
@@ -162,7 +170,7 @@ def _re_embedded(memories: list[Memory]) -> None:
     stale = [m for m in memories if stored_vector(m) is None]
     if not stale:
         return
-    vectors = registry.embedder().embed_documents([m.text for m in stale])
+    vectors = registry.embedder().embed_documents([search_text(m) for m in stale])
     for memory, vector in zip(stale, vectors, strict=True):
         memory.embedding = np.asarray(vector, dtype=VECTOR_DTYPE).tobytes()
         memory.embedding_model = registry.embedder_id()
@@ -173,13 +181,14 @@ def with_memories(guru: Guru, query: str, retrieval: Retrieval, *, rerank_thresh
     """The retrieval with the guru's approved notes about the question first (at most MEMORY_CONTEXTS, graded by
     the reranker beside the question like a passage, kept from MEMORY_FLOOR): a maintainer's word on the
     question ranks above the sources it corrects."""
-    memories = list(Memory.objects.filter(guru=guru, status=MemoryStatus.APPROVED)[:MAX_MEMORIES]) \
-        if guru.memory else []
+    memories = list(Memory.objects.filter(guru=guru, status=MemoryStatus.APPROVED).select_related("question")
+                    [:MAX_MEMORIES]) if guru.memory else []
     if not memories:
         return retrieval
     _re_embedded(memories)
     vectors = [stored_vector(m) for m in memories]
-    passages = [Passage(text=m.text, title=MEMORY_TITLE, vector=None if v is None else tuple(float(x) for x in v))
+    passages = [Passage(text=search_text(m), title=MEMORY_TITLE,
+                        vector=None if v is None else tuple(float(x) for x in v))
                 for m, v in zip(memories, vectors, strict=True)]
     query_vector = registry.embedder().embed_query(query)
     graded = registry.reranker().rerank(query, passages, query_vector=query_vector)

@@ -28,6 +28,7 @@ from backend.pipeline.evaluation_judge import JUDGE_MAX_TOKENS, JUDGE_SCHEMA, ju
 from backend.pipeline.evaluation_report import summarise, sweep
 from backend.pipeline.llm_types import Flow
 from backend.pipeline.pricing import parse_prices, usage_cost
+from backend.pipeline.types import SourceKind
 
 logger = logging.getLogger(__name__)
 
@@ -36,7 +37,7 @@ K = 5
 
 
 def _seen(context: Context) -> Seen:
-    return Seen(title=context.title, link=context.link, text=context.text)
+    return Seen(title=context.title, link=context.link, text=context.text, note=context.kind is SourceKind.MEMORY)
 
 
 @dataclass

@@ -41,6 +41,8 @@ class Seen:
     title: str
     link: str
     text: str = ""
+    note: bool = False
+    """A maintainer note of the guru's memory, not a page: cited like one, but not counted among the pages."""
 
 
 @dataclass(frozen=True)
@@ -83,19 +85,24 @@ def source_matches(expected: str, seen: Seen) -> bool:
     return False
 
 
+def _pages(seen: Sequence[Seen]) -> list[Seen]:
+    """The pages among what was seen: maintainer notes answer beside them but are no page a set can expect."""
+    return [item for item in seen if not item.note]
+
+
 def first_rank(expected: Sequence[str], seen: Sequence[Seen], k: int) -> int | None:
-    """1-based rank of the first of the top k that is an expected source, or None."""
-    for rank, item in enumerate(seen[:k], start=1):
+    """1-based rank of the first of the top k pages that is an expected source, or None."""
+    for rank, item in enumerate(_pages(seen)[:k], start=1):
         if any(source_matches(e, item) for e in expected):
             return rank
     return None
 
 
 def recall_at(expected: Sequence[str], seen: Sequence[Seen], k: int) -> float:
-    """Share of the expected sources found among the top k."""
+    """Share of the expected sources found among the top k pages."""
     if not expected:
         return 0.0
-    top = seen[:k]
+    top = _pages(seen)[:k]
     return sum(any(source_matches(e, item) for item in top) for e in expected) / len(expected)
 
 

@@ -197,15 +197,19 @@ def idf(df: int, chunks: int) -> float:
 
 
 def keep_window(scores: Sequence[float], *, window: float = KEEP_WINDOW, floor: float = KEEP_FLOOR,
-                links: Collection[tuple[int, int]] = ()) -> tuple[int, ...]:
+                links: Collection[tuple[int, int]] = (), notes: Collection[int] = ()) -> tuple[int, ...]:
     """The contexts close enough to the best to support the answer with it, and those a kept one links to that
     are within LINKED_WINDOW of the best: the page itself sends its reader there ("split the app into modules
-    (see packages)"), so the page it names is part of its answer though the question's words are not in it."""
-    if not scores:
-        return ()
-    cut = max(floor, max(scores) - window)
-    kept = {i for i, score in enumerate(scores) if score >= cut}
-    linked_cut = max(floor, max(scores) - LINKED_WINDOW)
+    (see packages)"), so the page it names is part of its answer though the question's words are not in it.
+
+    `notes` (maintainer notes, chosen apart by their own floor) are kept, and the window is the pages' own: a
+    note written for the question must not push out the pages that would support the answer without it."""
+    pages = [score for i, score in enumerate(scores) if i not in notes]
+    if not pages:
+        return tuple(i for i in range(len(scores)) if i in notes)
+    cut = max(floor, max(pages) - window)
+    kept = {i for i, score in enumerate(scores) if score >= cut or i in notes}
+    linked_cut = max(floor, max(pages) - LINKED_WINDOW)
     kept |= {j for i, j in links if i in kept and 0 <= j < len(scores) and scores[j] >= linked_cut}
     return tuple(sorted(kept))
 
@@ -269,14 +273,14 @@ def support_signals(question: str, texts: Sequence[str], scores: Sequence[float]
 
 def support(question: str, texts: Sequence[str], scores: Sequence[float], *, threshold: float,
             vocabulary: Vocabulary | None, weights: SupportWeights | None = None, subject: bool = False,
-            links: Collection[tuple[int, int]] = ()) -> Support:
+            links: Collection[tuple[int, int]] = (), notes: Collection[int] = ()) -> Support:
     """Decide what an answer may rest on. Nothing is kept when the trust score is under the threshold.
 
     `subject`: the question is about the guru's subject as a whole (answered from its summary), whose words
     are generic by nature: its grade alone is the trust score.
     """
     w = weights or SupportWeights()
-    kept = keep_window(scores, links=links)
+    kept = keep_window(scores, links=links, notes=notes)
     signals = support_signals(question, texts, scores, kept, vocabulary)
     if not scores:
         return Support((), 0.0, signals)

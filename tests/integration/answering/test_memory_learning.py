@@ -26,7 +26,8 @@ def _memory_requests(llm: OpenAIFakeServer) -> list[object]:
 def test_an_answer_teaches_the_memory_proposals_that_revise_instead_of_duplicating(
     indexed: Guru, with_llm: OpenAIFakeServer, django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks,
 ) -> None:
-    Guru.objects.filter(pk=indexed.pk).update(memory_from_conversations=True)
+    # Learning on, answering from notes off (each has its own switch): the answer is the scripted one.
+    Guru.objects.filter(pk=indexed.pk).update(memory_from_conversations=True, memory=False)
     indexed.refresh_from_db()
     seed = Question.objects.create(guru=indexed, user_question="q", question="q", slug="q")
     note = memory_correct(question=seed, text=NOTE, author=None)

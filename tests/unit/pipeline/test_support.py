@@ -123,3 +123,10 @@ def test_a_name_beside_code_the_evidence_quotes_is_the_askers_setting_not_the_su
     assert support(asked, [other], [0.6], threshold=0.5, vocabulary=vocabulary).signals["absent_name"] == 1.0
     # Same case only: the evidence naming `Watch` or `fs.watchFile` does not quote fs.watch.
     assert not quoted_by(["fs.watch"], ["fs.watchFile(filename)", "FS.WATCH()"])
+
+
+def test_a_maintainer_note_is_kept_without_pushing_out_the_pages() -> None:
+    # The note (index 0) is graded far above the pages; the pages keep their own window.
+    assert keep_window([0.99, 0.6, 0.5, 0.1], notes=[0]) == (0, 1, 2)
+    assert keep_window([0.99, 0.6, 0.5, 0.1]) == (0,)
+    assert keep_window([0.6], notes=[0]) == (0,)

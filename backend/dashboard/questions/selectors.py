@@ -6,13 +6,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.core.paginator import Page, Paginator
-from django.db.models import Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 
 from backend.answering.citations import references_marked
 from backend.answering.feedback import MAX_ID
-from backend.answering.models import Question
+from backend.answering.models import Memory, Question
+from backend.dashboard.memory.selectors import memory_list_for_question
 from backend.dashboard.places import question_channel
 from backend.gurus.models import Guru
 
@@ -71,10 +72,19 @@ def question_page(*, guru: Guru, filters: dict[str, Any], page: str | None,
 
 
 def question_detail(*, guru: Guru, question_id: int) -> Question:
-    """One question of the guru with everything but its cached vector; another guru's question is a 404."""
+    """One question of the guru with everything but its cached vector, and `has_memories` (whether a note was
+    written from it); another guru's question is a 404."""
     if not 0 < question_id <= MAX_ID:
         raise Http404("No such question.")
-    return get_object_or_404(Question.objects.select_related("binge").defer("embedding"), guru=guru, pk=question_id)
+    # Asked in the same query, so that the page reads the notes only when there are some.
+    questions = (Question.objects.select_related("binge").defer("embedding")
+                 .annotate(has_memories=Exists(Memory.objects.filter(question=OuterRef("pk")))))
+    return get_object_or_404(questions, guru=guru, pk=question_id)
+
+
+def question_memories(question: Question) -> list[Memory]:
+    """The notes written from the question; no query when question_detail found none."""
+    return memory_list_for_question(question=question) if getattr(question, "has_memories", True) else []
 
 
 def session_turns(question: Question) -> list[Question]:

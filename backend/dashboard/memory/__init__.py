@@ -1,0 +1,1 @@
+"""Dashboard area: the guru's memory (maintainer notes and the model's proposals)."""

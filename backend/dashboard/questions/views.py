@@ -96,7 +96,8 @@ def question_correct_view(request: AuthenticatedHttpRequest, guru: Guru, questio
             form.add_error(None, exc.detail)
         else:
             messages.success(request, format_html(
-                'Saved the note: answers quote it from now on. It is listed on the <a href="{}">Memory</a> tab.',
+                'Saved the note: answers quote it when this question is asked again, in any words. It is listed on '
+                'the <a href="{}">Memory</a> tab.',
                 reverse("dashboard:memory", args=[guru.slug])))
             response = redirect("dashboard:question-detail", slug=guru.slug, question_id=question.pk)
             response["Location"] += "#dq-memory"

@@ -60,6 +60,7 @@ from backend.pipeline.ports import Answerer
 from backend.pipeline.pricing import parse_prices, usage_cost
 from backend.pipeline.sanitize import StreamNeutraliser
 from backend.pipeline.speculation import SpeculativeAnswer, predictor_for
+from backend.pipeline.types import SourceKind
 from backend.pipeline.understanding import normalise_question, understand_by_rules
 from backend.retrieval.services import retrieve
 
@@ -282,7 +283,8 @@ class AnswerFlow:
         guru = self.request.guru
         return AnswerRequest(
             question=question.question, guru_name=guru.name, domain=guru.domain_knowledge,
-            contexts=tuple(AnswerContext(n, c.title, c.text, c.link) for n, c in enumerate(contexts, start=1)),
+            contexts=tuple(AnswerContext(n, c.title, c.text, c.link, whole=c.kind is SourceKind.MEMORY)
+                           for n, c in enumerate(contexts, start=1)),
             history=history_for(question.binge, turns=settings_get().history_turns) if question.binge else (),
             answer_length=understanding.answer_length, language_hint=guru.language)
 

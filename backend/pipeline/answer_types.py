@@ -72,6 +72,8 @@ class AnswerContext:
     title: str
     text: str
     link: str = ""
+    whole: bool = False
+    """Written as it is (a maintainer note), not a chunk cut from a page: no sentence of it is a cut fragment."""
 
 
 @dataclass(frozen=True)

@@ -83,7 +83,7 @@ def _blocks(context: AnswerContext) -> list[Block]:
     text = context.text[:MAX_CONTEXT_CHARS]  # contexts are a few chunks long; this only bounds the work
     code_file = _CODE_FILE.match(context.title)
     if code_file is None or mostly_prose(text):
-        return segment(text)
+        return segment(text, whole=context.whole)
     extension = code_file.group(1).lower()
     return segment(text, code=True, language=_LANGUAGES.get(extension, extension))
 

@@ -303,13 +303,13 @@ def _prose_line(line: str) -> bool:
     return len(tokens) >= 5 and words >= 0.6 * len(tokens)
 
 
-def segment(text: str, *, code: bool = False, language: str = "") -> list[Block]:
+def segment(text: str, *, code: bool = False, language: str = "", whole: bool = False) -> list[Block]:
     """The blocks of a context, passage by passage (each passage starts a section); a code file is cut at its
-    blank lines into code blocks."""
+    blank lines into code blocks. `whole`: the text was written as it is (a note), not cut from a page."""
     blocks: list[Block] = []
     section = 0
     for passage in text.split(PASSAGE_BREAK):
-        made = _code_file_blocks(passage, section, language) if code else _passage_blocks(passage, section)
+        made = _code_file_blocks(passage, section, language) if code else _passage_blocks(passage, section, whole)
         blocks.extend(made)
         section = max((b.section for b in made), default=section) + 1
     return blocks
@@ -321,8 +321,9 @@ def _code_file_blocks(passage: str, section: int, language: str) -> list[Block]:
             for i, g in enumerate(groups) if g.strip()]
 
 
-def _passage_blocks(passage: str, section: int) -> list[Block]:
-    """Blocks of one passage; a sentence the chunking cut at its start or end is dropped unless it is all."""
+def _passage_blocks(passage: str, section: int, whole: bool = False) -> list[Block]:
+    """Blocks of one passage; a sentence the chunking cut at its start or end is dropped unless it is all (never
+    in a `whole` text, which no chunking cut)."""
     rst = bool(_RST_MARKERS.search(passage)) and not _MD_MARKERS.search(passage)
     raws = _Parser(passage.expandtabs(4).splitlines(), rst).run()
     blocks: list[Block] = []
@@ -343,7 +344,7 @@ def _passage_blocks(passage: str, section: int) -> list[Block]:
             if not any(c.isalnum() for c in block.text):
                 continue  # a lone "::" or a row of dots
             first, last = index == 0 and not blocks and not dropped, index == len(raws) - 1
-            if (first and not starts_sentence(block.text)) or (last and not ends_sentence(piece)):
+            if not whole and ((first and not starts_sentence(block.text)) or (last and not ends_sentence(piece))):
                 dropped.append((len(blocks), block))
             else:
                 blocks.append(block)

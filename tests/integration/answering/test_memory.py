@@ -109,3 +109,11 @@ def test_a_guru_that_turns_its_memory_off_answers_from_its_sources_only(indexed:
     indexed.refresh_from_db()
     text, references = _answer(indexed)  # not the cached answer: the switch is part of the answer's fingerprint
     assert "at least 30 seconds" not in text and all(r["kind"] != "MEMORY" for r in references)
+
+
+def test_a_note_is_quoted_whole_even_when_it_starts_with_code(indexed: Guru) -> None:
+    question = Question.objects.create(guru=indexed, user_question=QUESTION, question=QUESTION, slug="q")
+    memory_correct(question=question, text="self.retry(countdown=30) is how a task retries. It waits 30 seconds.",
+                   author=None)
+    text = _answer(indexed)[0]
+    assert "> self.retry(countdown=30) is how a task retries." in text and "…self.retry" not in text

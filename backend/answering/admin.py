@@ -1,11 +1,11 @@
-"""Admin for questions, their citations and conversation sessions."""
+"""Admin for questions, their citations, conversation sessions and the gurus' memory notes."""
 
 from __future__ import annotations
 
 from django.contrib import admin
 from django.http import HttpRequest
 
-from backend.answering.models import Binge, Citation, Question
+from backend.answering.models import Binge, Citation, Memory, Question
 
 _CITATION_FIELDS = ("source_id", "title")
 
@@ -46,4 +46,19 @@ class CitationAdmin(admin.ModelAdmin):
         return False
 
     def has_change_permission(self, request: HttpRequest, obj: Citation | None = None) -> bool:
+        return False
+
+
+@admin.register(Memory)
+class MemoryAdmin(admin.ModelAdmin):
+    """Maintainers manage notes on the dashboard's Memory tab (which keeps their vectors current): shown here."""
+
+    list_display = ["text", "guru", "status", "origin", "updated_at"]
+    list_filter = ["status", "origin"]
+    search_fields = ["text"]
+    list_select_related = ["guru"]
+    readonly_fields = ["guru", "text", "status", "origin", "question", "author", "proposed_text", "embedding_model"]
+    exclude = ["embedding"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False

@@ -11,6 +11,7 @@ from backend.answering.citation_pages import reference_pages
 from backend.answering.events import AnswerEvent, EventKind
 from backend.answering.models import Citation, Question
 from backend.pipeline.citing import CitationRenumberer, arranged, renumber
+from backend.pipeline.contexts import Context
 
 
 def references_arranged(references: list[dict[str, Any]], order: list[int]) -> list[dict[str, Any]]:
@@ -84,3 +85,16 @@ def citations_record(question: Question, references: Iterable[Any]) -> None:
     """Replace the question's citations with those of `references`."""
     Citation.objects.filter(question_id=question.pk).delete()
     Citation.objects.bulk_create(citations_from(question, references))
+
+
+def reference_list(contexts: list[Context], private: frozenset[int]) -> list[dict[str, Any]]:
+    """Numbered references, none cited yet; links of private sources are withheld."""
+    return [
+        {"n": n, "source_id": c.source_id, "title": c.title or c.link,
+         "link": "" if c.source_id in private else c.link, "kind": c.kind.value, "score": round(c.score, 3),
+         "locator": c.locator, "cited": False,
+         "also_in": [{"source_id": m.source_id, "title": m.title or m.link,
+                      "link": "" if m.source_id in private else m.link} for m in c.also_in],
+         **({"summary": True} if c.summary else {}), **({"linked_from": c.linked_from} if c.linked_from else {})}
+        for n, c in enumerate(contexts, start=1)
+    ]

@@ -31,6 +31,11 @@ def status(stage: str) -> AnswerEvent:
     return AnswerEvent(EventKind.STATUS, {"stage": stage})
 
 
+def thinking(text: str, *, tool: str, done: bool) -> AnswerEvent:
+    """One step of the agentic path, as the asker sees it ("Searching for “retry limits”")."""
+    return AnswerEvent(EventKind.STATUS, {"stage": "thinking", "text": text, "tool": tool, "done": done})
+
+
 def delta(text: str) -> AnswerEvent:
     return AnswerEvent(EventKind.DELTA, {"text": text})
 

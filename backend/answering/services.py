@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,7 +21,8 @@ from kombu.exceptions import OperationalError
 
 from backend.adapters import registry
 from backend.answering import events
-from backend.answering.citations import CitedText, citations_record
+from backend.answering.agent_flow import Researched, researched, wants_agent
+from backend.answering.citations import CitedText, citations_record, reference_list
 from backend.answering.events import AnswerEvent, EventKind
 from backend.answering.failures import error_cause, public_error
 from backend.answering.grounding import Grounding, ground
@@ -53,6 +54,7 @@ from backend.pipeline.answer_types import (
     Understanding,
     UnderstandRequest,
 )
+from backend.pipeline.breadth import breadth_of
 from backend.pipeline.contexts import Context
 from backend.pipeline.errors import ServiceError
 from backend.pipeline.llm_types import CancelToken, StreamEvent, TextDelta, Usage
@@ -103,19 +105,6 @@ def _unique_slug(guru: Guru, binge: Binge, slug: str) -> str:
         n += 1
         candidate = f"{slug[:190]}-{n}"
     return candidate
-
-
-def reference_list(contexts: list[Context], private: frozenset[int]) -> list[dict[str, Any]]:
-    """Numbered references, none cited yet; links of private sources are withheld."""
-    return [
-        {"n": n, "source_id": c.source_id, "title": c.title or c.link,
-         "link": "" if c.source_id in private else c.link, "kind": c.kind.value, "score": round(c.score, 3),
-         "locator": c.locator, "cited": False,
-         "also_in": [{"source_id": m.source_id, "title": m.title or m.link,
-                      "link": "" if m.source_id in private else m.link} for m in c.also_in],
-         **({"summary": True} if c.summary else {}), **({"linked_from": c.linked_from} if c.linked_from else {})}
-        for n, c in enumerate(contexts, start=1)
-    ]
 
 
 @dataclass
@@ -228,8 +217,13 @@ class AnswerFlow:
             grounding, usage = ground(answerer, question.question, retrieval, guru_id=guru.pk,
                                      query=understanding.retrieval_query, threshold=trust_threshold)
             self._record(usage)
-            decision = grounding.decision
             self._time("grade", start)
+            if wants_agent(guru, uses_llm=answerer.uses_llm, supported=bool(grounding.decision.kept),
+                           comparison=breadth_of(understanding.retrieval_query).comparison):
+                self._released(ahead, ())  # made for the simple path's contexts, which the research replaces
+                ahead = None
+                grounding = yield from self._research(question, understanding, answerer, grounding)
+            decision = grounding.decision
             if self.observe is not None:
                 self.observe(grounding)
             if not decision.kept:
@@ -251,6 +245,24 @@ class AnswerFlow:
         finally:
             if ahead is not None:
                 ahead.cancel()  # a no-op once its stream has ended; stops it on any error or hang-up
+
+    def _research(self, question: Question, understanding: Understanding, answerer: Answerer,
+                  simple: Grounding) -> Generator[AnswerEvent, None, Grounding]:
+        """Research (steps streamed), graded like the simple path; the simple path's grounding if nothing was read."""
+        start, outcome = time.perf_counter(), None
+        for item in researched(self.request.guru, question.question, query=understanding.retrieval_query,
+                               answerer=answerer, chat_model=chat_model_for(self.request.guru),
+                               thresholds=thresholds_for(self.request.guru), cancel=self.cancel):
+            if isinstance(item, Researched):
+                outcome = item
+            else:
+                yield item
+        self._time("research", start)
+        if outcome is None:
+            return simple
+        self._record(outcome.usage)
+        self.timings["agent_steps"] = outcome.steps
+        return outcome.grounding or simple
 
     def _refuse(self, question: Question, ahead: SpeculativeAnswer | None) -> Iterator[AnswerEvent]:
         self._released(ahead, ())  # the trust gate said no: the answer made ahead is never shown

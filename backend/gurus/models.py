@@ -48,6 +48,9 @@ class Guru(TimeStampedModel):
     trust_score_threshold = models.FloatField(null=True, blank=True, validators=_unit_interval)
     source_graph = models.BooleanField(
         default=True, help_text="Answers may add a page or file one link away from what the search found.")
+    agentic = models.BooleanField(
+        default=True, help_text="With a language model that calls tools: an unsupported or comparing question is "
+                                "researched step by step (search, read on, follow links) before it is answered.")
     memory = models.BooleanField(
         default=True, help_text="Answers may rest on the guru's approved memory notes, cited as maintainer notes.")
     memory_from_conversations = models.BooleanField(

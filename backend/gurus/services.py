@@ -133,7 +133,7 @@ def guru_collection_drop(*, guru_id: int, collection_names: list[str]) -> None:
 
 GURU_EDITABLE_FIELDS = ("slug", "name", "domain_knowledge", "intro_text", "base_color", "icon_url", "language",
                         "private", "active", "rerank_threshold", "trust_score_threshold", "chat_model", "source_graph",
-                        "memory", "memory_from_conversations")
+                        "agentic", "memory", "memory_from_conversations")
 
 
 def guru_create(*, user: User, slug: str, name: str, domain_knowledge: str, **fields: object) -> Guru:

@@ -12,6 +12,8 @@ class Role(str, enum.Enum):
     SYSTEM = "system"
     USER = "user"
     ASSISTANT = "assistant"
+    TOOL = "tool"
+    """A tool's result, sent back to the model (only in ToolMessage conversations)."""
 
 
 class Flow(str, enum.Enum):
@@ -25,6 +27,7 @@ class Flow(str, enum.Enum):
     EMBED = "embed"
     JUDGE = "judge"
     MEMORY = "memory"
+    AGENT = "agent"
 
 
 @dataclass(frozen=True)
@@ -102,3 +105,44 @@ class RerankResult:
     index: int
     score: float
     selection: float | None = None
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool the model may call: its name, what it does, and its arguments as a JSON schema object."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One call the model asked for. `id` pairs it with its result (providers without ids get one made up).
+    `invalid` holds the raw arguments when they were not a JSON object (then `arguments` is empty)."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any]
+    invalid: str = ""
+
+
+@dataclass(frozen=True)
+class ToolMessage:
+    """A turn of a conversation with tools: system, user, an assistant turn with the calls it made, or (role
+    TOOL) one call's result, naming the call (`call_id`) and the tool (`name`)."""
+
+    role: Role
+    content: str
+    calls: tuple[ToolCall, ...] = ()
+    call_id: str = ""
+    name: str = ""
+
+
+@dataclass(frozen=True)
+class ToolTurn:
+    """One step of the model: its text (often empty) and the tools it calls; no calls means it is done."""
+
+    text: str
+    calls: tuple[ToolCall, ...]
+    usage: Usage

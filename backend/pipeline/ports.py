@@ -17,6 +17,9 @@ from backend.pipeline.llm_types import (
     Passage,
     RerankResult,
     StreamEvent,
+    ToolMessage,
+    ToolSpec,
+    ToolTurn,
     Usage,
 )
 from backend.pipeline.types import Chunk, CollectionInfo, Hit, HybridHit
@@ -171,6 +174,13 @@ class ChatModel(Protocol):
         self, messages: Sequence[Message], *, max_tokens: int, flow: Flow, cancel: CancelToken | None = None
     ) -> Iterator[StreamEvent]:
         """TextDelta events, then one Usage. Stops early (and closes the connection) once `cancel` is set."""
+        ...
+
+    def complete_tools(self, messages: Sequence[ToolMessage], tools: Sequence[ToolSpec], *, max_tokens: int,
+                       flow: Flow) -> ToolTurn:
+        """One step of a conversation with tools: the model's text and the calls it makes (none when it is done).
+        Results go back as ToolMessage(Role.TOOL, content, call_id=…, name=…) after the assistant turn that
+        made the calls (ToolMessage(Role.ASSISTANT, text, calls=…))."""
         ...
 
     def available_models(self) -> list[str]:

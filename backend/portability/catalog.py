@@ -17,6 +17,7 @@ EXPORTED = (
     "answering.binge",
     "answering.question",
     "answering.citation",
+    "answering.memory",
     "evaluation.evalset",
     "evaluation.evalitem",
     "evaluation.evalrun",

@@ -52,8 +52,8 @@
       return out;
     }
 
-    setStage(stage) {
-      this.statusEl.textContent = Parts.stageText(stage);
+    setStage(stage, text) {
+      this.statusEl.textContent = Parts.stageText(stage, text);
     }
 
     appendText(piece) {

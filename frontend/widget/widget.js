@@ -129,7 +129,7 @@
           turn.qEl.textContent = turn.d.q;
         }
       } else if (name === "status") {
-        turn.setStage(payload.stage);
+        turn.setStage(payload.stage, payload.text);
       } else if (name === "references") {
         turn.setReferences(payload.references, payload.trust_score);
       } else if (name === "delta") {

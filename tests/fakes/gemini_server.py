@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import re
+import secrets
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -43,6 +46,9 @@ _MAX_EMBED_BATCH = 100
 _FULL_EMBED_DIMENSION = 3072
 # Gemini returns unit vectors only at 3072 dimensions; smaller ones come back unnormalised, and so do ours.
 _EMBED_SCALE = 0.37
+# Google's documented stand-ins for a thought signature on a function call the model did not sign; clients send
+# them as is or base64-encoded.
+_SKIP_SIGNATURES = frozenset({"skip_thought_signature_validator", "context_engineering_is_the_way_to_go"})
 
 
 def google_error(status: int, message: str | None = None, *, reason: str | None = None) -> dict[str, Any]:
@@ -69,10 +75,14 @@ class StreamRecord:
 class FakeGeminiServer:
     """Routes google-genai calls: generateContent, streamGenerateContent (SSE), batchEmbedContents, models.list.
 
-    Chat requests replay `script`; embedding requests replay `embed_script` (for error statuses and delays)
-    and return HashingEmbedder vectors at the requested dimensionality. models.list pages through `listed`
-    ((id, supportedGenerationMethods or None) pairs), at most `max_page_size` a page; a `models_status` other
-    than 200 makes it fail with that status. `list_queries` records each list request's query.
+    Chat requests replay `script`; a reply with tool_calls answers as Gemini 3 does: functionCall parts with ids
+    (none when `call_ids` is False, as Gemini 2.5), the first signed with a new thought signature (kept in
+    `signatures`), and a call with non-object arguments as MALFORMED_FUNCTION_CALL. Requests that replay a step
+    without its signature or with unmatched function responses get Gemini's 400. Embedding requests replay
+    `embed_script` (for error statuses and delays) and return HashingEmbedder vectors at the requested
+    dimensionality. models.list pages through `listed` ((id, supportedGenerationMethods or None) pairs), at most
+    `max_page_size` a page; a `models_status` other than 200 makes it fail with that status. `list_queries`
+    records each list request's query.
     """
 
     def __init__(self, api_key: str = FAKE_GEMINI_KEY) -> None:
@@ -86,6 +96,8 @@ class FakeGeminiServer:
         self.max_page_size = _MAX_PAGE_SIZE
         self.models_status = 200
         self.list_queries: list[dict[str, list[str]]] = []
+        self.call_ids = True
+        self.signatures: list[str] = []
 
     def route(self, request: FakeRequest, respond: FakeResponder) -> None:
         try:
@@ -151,11 +163,18 @@ class FakeGeminiServer:
                     ) -> ScriptedReply | None:
         """Record the request and take the next reply; None when an error was already answered."""
         body = request.json()
+        problem = _tool_turns_problem(body.get("contents") or [], issued=self.signatures)
+        if problem is not None:
+            respond.json(google_error(400, problem), status=400)
+            return None
         generation = body.get("generationConfig") or {}
         reply = self.script.next(RecordedRequest(
             messages=_chat_messages(body), model=model, stream=stream,
             json_schema=generation.get("responseJsonSchema") or generation.get("responseSchema"),
             max_tokens=generation.get("maxOutputTokens"), raw=body,
+            tools=[declaration.get("name", "") for tool in body.get("tools") or []
+                   for declaration in tool.get("functionDeclarations") or []],
+            tool_results=_tool_results(body.get("contents") or []),
         ))
         if reply.delay:
             time.sleep(reply.delay)
@@ -167,7 +186,29 @@ class FakeGeminiServer:
     def _generate(self, model: str, request: FakeRequest, respond: FakeResponder) -> None:
         reply = self._chat_reply(model, request, respond, stream=False)
         if reply is not None:
-            respond.json(_chunk(reply, model, reply.body_text, final=True))
+            chunk = _chunk(reply, model, reply.body_text, final=True)
+            respond.json(self._with_calls(chunk, reply) if reply.tool_calls else chunk)
+
+    def _with_calls(self, chunk: dict[str, Any], reply: ScriptedReply) -> dict[str, Any]:
+        """The reply's calls as functionCall parts after its text (if any); Gemini signs only the first call."""
+        candidate = chunk["candidates"][0]
+        malformed = next(((name, args) for name, args in reply.tool_calls if isinstance(args, str)), None)
+        if malformed is not None:
+            # Gemini's wire has no room for arguments that are not an object: it sends no part at all and quotes
+            # the raw call in finishMessage.
+            candidate.update(content={"role": "model"}, finishReason="MALFORMED_FUNCTION_CALL",
+                             finishMessage=f"Malformed function call: call:{malformed[0]}{malformed[1]}")
+            return chunk
+        parts = candidate["content"]["parts"] if reply.text else []
+        for name, args in reply.tool_calls:
+            call: dict[str, Any] = {"name": name, "args": args}
+            if self.call_ids:
+                call["id"] = secrets.token_urlsafe(6)
+            parts.append({"functionCall": call})
+        self.signatures.append(base64.b64encode(secrets.token_bytes(48)).decode())
+        parts[-len(reply.tool_calls)]["thoughtSignature"] = self.signatures[-1]
+        candidate["content"]["parts"] = parts
+        return chunk
 
     def _stream(self, model: str, request: FakeRequest, respond: FakeResponder) -> None:
         reply = self._chat_reply(model, request, respond, stream=True)
@@ -215,14 +256,75 @@ def _listed_model(name: str, methods: list[str] | None) -> dict[str, Any]:
 
 
 def _chat_messages(body: dict[str, Any]) -> list[tuple[str, str]]:
-    """The conversation as (role, text): the system instruction first as "system", "model" mapped to "assistant"."""
+    """The conversation as (role, text): the system instruction first as "system", "model" mapped to "assistant",
+    and each function response as ("tool", its result)."""
     messages: list[tuple[str, str]] = []
     if body.get("systemInstruction"):
         messages.append(("system", _text(body["systemInstruction"])))
     for content in body.get("contents") or []:
         role = content.get("role") or "user"
-        messages.append(("assistant" if role == "model" else role, _text(content)))
+        results = [part["functionResponse"] for part in content.get("parts") or [] if "functionResponse" in part]
+        if results:
+            messages += [("tool", _result_text(result)) for result in results]
+        else:
+            messages.append(("assistant" if role == "model" else role, _text(content)))
     return messages
+
+
+def _calls(content: dict[str, Any]) -> list[dict[str, Any]]:
+    return [part for part in content.get("parts") or [] if "functionCall" in part]
+
+
+def _result_text(result: dict[str, Any]) -> str:
+    response = result.get("response") or {}
+    return str(response["result"]) if "result" in response else json.dumps(response)
+
+
+def _tool_results(contents: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
+    """(call id, tool name, content) of each function response; one without an id answers the call at its place
+    in the step before it (Gemini pairs by order and name), and a call without an id counts as call_<n>."""
+    results: list[tuple[str, str, str]] = []
+    calls: list[dict[str, Any]] = []
+    for content in contents:
+        responses = [part["functionResponse"] for part in content.get("parts") or [] if "functionResponse" in part]
+        for n, response in enumerate(responses, start=1):
+            call = calls[n - 1]["functionCall"] if n <= len(calls) else {}
+            call_id = response.get("id") or call.get("id") or f"call_{n}"
+            results.append((call_id, response.get("name", ""), _result_text(response)))
+        calls = _calls(content)
+    return results
+
+
+def _tool_turns_problem(contents: list[dict[str, Any]], *, issued: list[str]) -> str | None:
+    """Gemini's 400 for a step answered by a different number of function responses than it made calls, or (as
+    Gemini 3) for a step of the current turn whose first call comes back without the signature it was given."""
+    texts = [index for index, content in enumerate(contents)
+             if content.get("role", "user") == "user" and any("text" in part for part in content.get("parts") or [])]
+    turn_start = texts[-1] if texts else 0
+    known = {_signature_bytes(signature) for signature in issued} | {skip.encode() for skip in _SKIP_SIGNATURES}
+    for index, content in enumerate(contents):
+        calls = _calls(content)
+        answer = contents[index + 1] if calls and index + 1 < len(contents) else {}
+        responses = [part for part in answer.get("parts") or [] if "functionResponse" in part]
+        if responses and len(responses) != len(calls):
+            return ("Please ensure that the number of function response parts is equal to the number of function "
+                    "call parts of the function call turn.")
+        if calls and index > turn_start:
+            signature = calls[0].get("thoughtSignature")
+            if signature is None:
+                return ("Function call is missing a thought_signature in functionCall parts. Additional data, "
+                        f"function call `default_api:{calls[0]['functionCall'].get('name')}`, position 1.")
+            if signature not in _SKIP_SIGNATURES and _signature_bytes(signature) not in known:
+                return "Corrupted thought signature."
+    return None
+
+
+def _signature_bytes(signature: str) -> bytes | None:
+    """A thought signature as bytes: Gemini sends standard base64, the SDK echoes it URL-safe."""
+    try:
+        return base64.urlsafe_b64decode(signature.replace("+", "-").replace("/", "_") + "=" * (-len(signature) % 4))
+    except (binascii.Error, ValueError):
+        return None
 
 
 def _text(content: dict[str, Any] | None) -> str:

@@ -1,4 +1,4 @@
-"""A fake OpenAI-compatible server (chat completions, SSE streaming, embeddings, model list) and its fixtures."""
+"""A fake OpenAI-compatible server (chat completions, tool calls, SSE streaming, embeddings, model list), fixtures."""
 
 from __future__ import annotations
 
@@ -127,6 +127,10 @@ class OpenAIFakeServer:
             message = f"The model `{model}` does not exist or you do not have access to it."
             self._refuse(responder, 404, "/v1/chat/completions", message)
             return
+        problem = _tools_problem(body)
+        if problem is not None:
+            self._refuse(responder, 400, "/v1/chat/completions", problem)
+            return
         request = recorded_chat_request(body)
         reply = self.script.next(request)
         time.sleep(reply.delay)
@@ -139,10 +143,14 @@ class OpenAIFakeServer:
             responder.json(self._completion(reply, model))
 
     def _completion(self, reply: ScriptedReply, model: str) -> dict[str, Any]:
-        message = {"role": "assistant", "content": reply.body_text, "refusal": None}
+        message: dict[str, Any] = {"role": "assistant", "content": reply.body_text, "refusal": None}
+        if reply.tool_calls:
+            # Like OpenAI: a turn that calls tools has null content and finishes with "tool_calls".
+            message = {**message, "content": None, "tool_calls": _wire_tool_calls(reply)}
+        finish_reason = "tool_calls" if reply.tool_calls else "stop"
         return {
             **_envelope(model, "chat.completion"),
-            "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": "stop"}],
+            "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish_reason}],
             "usage": self._usage(reply),
         }
 
@@ -225,14 +233,69 @@ def recorded_chat_request(body: dict[str, Any]) -> RecordedRequest:
     """A chat completions body, normalised the way every fake provider records it."""
     response_format = body.get("response_format") or {}
     schema = (response_format.get("json_schema") or {}).get("schema")
+    messages = body.get("messages", [])
     return RecordedRequest(
-        messages=[(m["role"], _text(m.get("content"))) for m in body.get("messages", [])],
+        messages=[(m["role"], _text(m.get("content"))) for m in messages],
         model=str(body.get("model")),
         stream=bool(body.get("stream")),
         json_schema=schema if response_format.get("type") == "json_schema" else None,
         max_tokens=body.get("max_tokens", body.get("max_completion_tokens")),
         raw=body,
+        tools=[tool["function"]["name"] for tool in body.get("tools") or []],
+        tool_results=_tool_results(messages),
     )
+
+
+def _wire_tool_calls(reply: ScriptedReply) -> list[dict[str, Any]]:
+    """The scripted calls as OpenAI sends them: ids call_1… and arguments as JSON text (raw strings as given)."""
+    return [{"id": f"call_{n}", "type": "function",
+             "function": {"name": name, "arguments": args if isinstance(args, str) else json.dumps(args)}}
+            for n, (name, args) in enumerate(reply.tool_calls, start=1)]
+
+
+def _tool_results(messages: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
+    """(call id, tool name, content) of each role "tool" message; the wire message names only the call, so the
+    tool's name comes from the latest assistant turn that made a call with that id."""
+    names: dict[str, str] = {}
+    results = []
+    for message in messages:
+        if message["role"] == "assistant":
+            names.update({call["id"]: call["function"]["name"] for call in message.get("tool_calls") or []})
+        elif message["role"] == "tool":
+            call_id = message["tool_call_id"]
+            results.append((call_id, names.get(call_id, ""), _text(message.get("content"))))
+    return results
+
+
+def _tools_problem(body: dict[str, Any]) -> str | None:
+    """The 400 message OpenAI answers for malformed tools or tool turns, or None if they are fine."""
+    tools = body.get("tools")
+    if tools is not None and not tools:
+        return "Invalid 'tools': empty array. Expected an array with minimum length 1, but got an empty array."
+    for index, tool in enumerate(tools or []):
+        if tool.get("type") != "function" or not (tool.get("function") or {}).get("name"):
+            return f"Missing required parameter: 'tools[{index}].function.name'."
+    return _tool_turns_problem(body.get("messages", []))
+
+
+def _tool_turns_problem(messages: list[dict[str, Any]]) -> str | None:
+    """Each tool message must answer a call of the assistant turn before it, and every such call needs one."""
+    awaited: set[str] = set()  # calls of the last assistant turn that still wait for their result
+    for index, message in enumerate(messages):
+        if message["role"] == "tool":
+            if message.get("tool_call_id") not in awaited:
+                return ("Invalid parameter: messages with role 'tool' must be a response to a preceeding message "
+                        f"with 'tool_calls' (messages[{index}]).")
+            awaited.discard(message["tool_call_id"])
+            continue
+        if awaited:
+            break
+        if message["role"] == "assistant":
+            awaited = {call["id"] for call in message.get("tool_calls") or []}
+    if awaited:
+        return ("An assistant message with 'tool_calls' must be followed by tool messages responding to each "
+                f"'tool_call_id'. The following tool_call_ids did not have response messages: {sorted(awaited)}")
+    return None
 
 
 def _text(content: Any) -> str:

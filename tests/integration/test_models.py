@@ -131,7 +131,7 @@ def test_widget_keys_are_random_and_unique() -> None:
 
 def test_every_model_is_registered_in_the_admin() -> None:
     ours = [m for m in apps.get_models() if m.__module__.startswith("backend.")]
-    assert len(ours) == 28
+    assert len(ours) == 29
     assert [m.__name__ for m in ours if not admin.site.is_registered(m)] == []
 
 

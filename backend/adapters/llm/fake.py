@@ -17,18 +17,26 @@ from backend.pipeline.llm_types import (
     Flow,
     JsonCompletion,
     Message,
+    Role,
     StreamEvent,
     TextDelta,
+    ToolCall,
+    ToolMessage,
+    ToolSpec,
+    ToolTurn,
     Usage,
 )
 
 
 @dataclass(frozen=True)
 class ScriptedReply:
-    """One reply: text (or a JSON object), or an HTTP error status; streamed in `chunks` pieces."""
+    """One reply: text (or a JSON object), or an HTTP error status; streamed in `chunks` pieces. With
+    `tool_calls` ((tool name, arguments) pairs; arguments a dict, or a string sent as is, e.g. invalid JSON)
+    the model calls those tools, in the provider's wire format, beside `text`."""
 
     text: str = "ok"
     json: dict[str, Any] | None = None
+    tool_calls: tuple[tuple[str, dict[str, Any] | str], ...] = ()
     status: int = 200
     prompt_tokens: int = 11
     completion_tokens: int = 7
@@ -65,6 +73,10 @@ class RecordedRequest:
     json_schema: dict[str, Any] | None = None
     max_tokens: int | None = None
     raw: dict[str, Any] = field(default_factory=dict)
+    tools: list[str] = field(default_factory=list)
+    """Names of the tools offered with the request."""
+    tool_results: list[tuple[str, str, str]] = field(default_factory=list)
+    """(call id, tool name, content) of each tool result the request sent back, in order."""
 
 
 class ReplyScript:
@@ -161,3 +173,26 @@ class ScriptedChatModel:
                 time.sleep(reply.chunk_delay)
             yield TextDelta(piece)
         yield self._usage(reply, flow)
+
+    def complete_tools(self, messages: Sequence[ToolMessage], tools: Sequence[ToolSpec], *, max_tokens: int,
+                       flow: Flow) -> ToolTurn:
+        request = RecordedRequest(
+            messages=[(m.role.value, m.content) for m in messages], model=self._model, stream=False,
+            max_tokens=max_tokens, tools=[t.name for t in tools],
+            tool_results=[(m.call_id, m.name, m.content) for m in messages if m.role is Role.TOOL])
+        reply = self.script.next(request)
+        if reply.status != 200:
+            raise _error_for(reply.status)
+        return ToolTurn(text="" if reply.tool_calls else reply.body_text, calls=tool_calls_of(reply),
+                        usage=self._usage(reply, flow))
+
+
+def tool_calls_of(reply: ScriptedReply) -> tuple[ToolCall, ...]:
+    """The scripted calls as a provider's adapter would read them: ids call_1…, invalid arguments kept raw."""
+    calls = []
+    for n, (name, arguments) in enumerate(reply.tool_calls, start=1):
+        if isinstance(arguments, dict):
+            calls.append(ToolCall(id=f"call_{n}", name=name, arguments=arguments))
+        else:
+            calls.append(ToolCall(id=f"call_{n}", name=name, arguments={}, invalid=arguments))
+    return tuple(calls)

@@ -1,4 +1,4 @@
-"""ChatModel for Google's Gemini API via the google-genai SDK (plain, structured JSON and streamed answers)."""
+"""ChatModel for Google's Gemini API via the google-genai SDK (plain, JSON, streamed and tool-calling answers)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from backend.adapters.llm.gemini_common import (
     call_with_retries,
     translate_error,
 )
+from backend.adapters.llm.gemini_tools import SignatureStore, function_tools, read_tool_calls, to_tool_contents
 from backend.adapters.llm.listing import MAX_MODEL_IDS, MAX_PAGES, bounded, listing_policy, listing_timeout
 from backend.adapters.llm.structured import InvalidStructuredReply, json_object
 from backend.adapters.retry import RetryPolicy
@@ -30,6 +31,10 @@ from backend.pipeline.llm_types import (
     Role,
     StreamEvent,
     TextDelta,
+    ToolCall,
+    ToolMessage,
+    ToolSpec,
+    ToolTurn,
     Usage,
 )
 
@@ -48,6 +53,7 @@ class GeminiChatModel:
     The SDK's own retries are off; 429/5xx/timeouts are retried here with exponential backoff and jitter.
     `thinking_budget` caps the thinking tokens of 2.5-series models, which otherwise count against
     `max_tokens` (0 turns thinking off on models that allow it); None keeps the model's default.
+    Tool steps keep the thought signature Gemini puts on each function call, to send it back with the call.
     """
 
     def __init__(
@@ -69,6 +75,7 @@ class GeminiChatModel:
         self._thinking_budget = thinking_budget
         self._timeout = timeout
         self._list_page_size = list_page_size
+        self._signatures = SignatureStore()
 
     @property
     def model(self) -> str:
@@ -119,6 +126,24 @@ class GeminiChatModel:
             return
         self._log(flow, usage, started)
         yield usage
+
+    def complete_tools(self, messages: Sequence[ToolMessage], tools: Sequence[ToolSpec], *, max_tokens: int,
+                       flow: Flow) -> ToolTurn:
+        """One non-streamed step with the tools declared as functions; the model decides whether to call (AUTO)."""
+        system, contents = to_tool_contents(messages, self._signatures)
+        config = self._config(system, max_tokens, tools=function_tools(tools))
+
+        def attempt() -> tuple[tuple[ToolCall, ...], types.GenerateContentResponse]:
+            response = self._generate(contents, config)
+            calls, signatures = read_tool_calls(response)
+            self._signatures.remember(signatures)
+            return calls, response
+
+        started = time.monotonic()
+        calls, response = self._call(attempt, flow)
+        usage = self._usage(response.usage_metadata, flow)
+        self._log(flow, usage, started)
+        return ToolTurn(text=response_text(response), calls=calls, usage=usage)
 
     def available_models(self) -> list[str]:
         """models.list page by page: ids without "models/", only models that can generateContent."""
@@ -194,7 +219,8 @@ class GeminiChatModel:
         return self._client.get().models.generate_content(model=self.model, contents=contents, config=config)
 
     def _config(
-        self, system: str | None, max_tokens: int, *, schema: dict[str, Any] | None = None
+        self, system: str | None, max_tokens: int, *, schema: dict[str, Any] | None = None,
+        tools: types.ToolListUnion | None = None,
     ) -> types.GenerateContentConfig:
         budget = self._thinking_budget
         thinking = None if budget is None else types.ThinkingConfig(thinking_budget=budget)
@@ -205,7 +231,9 @@ class GeminiChatModel:
             response_mime_type="application/json" if schema is not None else None,
             response_json_schema=schema,
             thinking_config=thinking,
-            # No tools are passed; disabling AFC skips its code path and its INFO log line on every call.
+            tools=tools,
+            # We run the tools ourselves (complete_tools returns the calls); with AFC off the SDK never calls a
+            # function or loops, and it skips AFC's code path and its INFO log line on every call.
             automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
         )
 

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 import openai
 from openai.types import CompletionUsage
-from openai.types.chat import ChatCompletion, ChatCompletionChunk, ChatCompletionMessageParam
+from openai.types.chat import ChatCompletion, ChatCompletionChunk, ChatCompletionMessage, ChatCompletionMessageParam
 
 from backend.adapters.llm.listing import bounded, listing_policy, listing_timeout
 from backend.adapters.llm.openai_common import (
@@ -22,6 +22,7 @@ from backend.adapters.llm.openai_common import (
     resolve_base_url,
     translate_error,
 )
+from backend.adapters.llm.openai_tools import read_tool_calls, wire_tool_messages, wire_tools
 from backend.adapters.llm.structured import InvalidStructuredReply, json_object
 from backend.adapters.retry import RetryPolicy
 from backend.pipeline.errors import PermanentServiceError, TransientServiceError
@@ -34,6 +35,9 @@ from backend.pipeline.llm_types import (
     Role,
     StreamEvent,
     TextDelta,
+    ToolMessage,
+    ToolSpec,
+    ToolTurn,
     Usage,
 )
 
@@ -112,6 +116,23 @@ class OpenAIChatModel:
         self._log(flow, usage, started)
         yield usage
 
+    def complete_tools(self, messages: Sequence[ToolMessage], tools: Sequence[ToolSpec], *, max_tokens: int,
+                       flow: Flow) -> ToolTurn:
+        """One non-streamed step; `tool_choice` is left to the model (auto), so it may answer without calling."""
+        # The API rejects an empty `tools` array, so a step with nothing to offer sends none.
+        options: dict[str, Any] = {"tools": wire_tools(tools)} if tools else {}
+        wire = wire_tool_messages(messages)
+
+        def attempt() -> tuple[ChatCompletionMessage, ChatCompletion]:
+            response = self._send(wire, max_tokens, **options)
+            return _first_message(response), response
+
+        started = time.monotonic()
+        message, response = self._call(attempt, flow)
+        usage = self._usage(response.usage, flow)
+        self._log(flow, usage, started)
+        return ToolTurn(text=message.content or "", calls=read_tool_calls(message), usage=usage)
+
     def available_models(self) -> list[str]:
         """GET /models: the ids the server lists, less the families known not to chat (embeddings, audio, images)."""
         timeout = listing_timeout(self._timeout)
@@ -156,10 +177,11 @@ class OpenAIChatModel:
         return usage
 
     def _create(self, messages: Sequence[Message], max_tokens: int, **options: Any) -> Any:
+        return self._send([_wire_message(m) for m in messages], max_tokens, **options)
+
+    def _send(self, wire: list[ChatCompletionMessageParam], max_tokens: int, **options: Any) -> Any:
         params: dict[str, Any] = {self._token_limit_param: max_tokens, **options}
-        return self._client.chat.completions.create(
-            model=self.model, messages=[_wire_message(m) for m in messages], **params
-        )
+        return self._client.chat.completions.create(model=self.model, messages=wire, **params)
 
     def _call(self, operation: Callable[[], T], flow: Flow) -> T:
         return call_with_retries(operation, policy=self._policy, endpoint=self._endpoint,
@@ -194,9 +216,13 @@ def _wire_message(message: Message) -> ChatCompletionMessageParam:
 
 
 def _message_content(response: ChatCompletion) -> str | None:
+    return _first_message(response).content
+
+
+def _first_message(response: ChatCompletion) -> ChatCompletionMessage:
     if not response.choices:
         raise UnusableResponseError("the reply has no choices")
-    return response.choices[0].message.content
+    return response.choices[0].message
 
 
 # /models does not say what a model can do; these families (OpenAI's, and Ollama-style "*-embed-*" names)

@@ -7,11 +7,10 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from backend.answering.access import gurus_for_asker
-from backend.answering.citations import references_marked
+from backend.answering.citations import reference_list, references_marked
 from backend.answering.links import absolute_link, answer_path
 from backend.answering.models import Channel, Question
 from backend.answering.selectors import thresholds_for
-from backend.answering.services import reference_list
 from backend.channels import consumer
 from backend.channels.errors import event_error
 from backend.channels.mcp.auth import Caller

@@ -54,14 +54,18 @@ class GuruSettingsForm(forms.ModelForm):
 
     class Meta:
         model = Guru
-        fields = ["rerank_threshold", "trust_score_threshold", "chat_model", "source_graph", "memory",
+        fields = ["rerank_threshold", "trust_score_threshold", "chat_model", "source_graph", "agentic", "memory",
                   "memory_from_conversations"]
         labels = {"chat_model": "Chat model", "source_graph": "Follow links between sources",
+                  "agentic": "Research hard questions step by step",
                   "memory": "Answer with approved memory notes",
                   "memory_from_conversations": "Propose memory notes from conversations"}
         help_texts = {"chat_model": "Model id for this guru's answers; blank uses the instance default.",
                       "source_graph": "An answer may also quote a page or file that the best pages found link to, "
                                       "are linked from or import, when it is graded as relevant as they are.",
+                      "agentic": "With a language model: a question the sources found do not support, or one that "
+                                 "compares things, is researched with tool calls (search, read on, follow links, "
+                                 "the summary; at most 4 steps) shown as it goes, then graded and answered.",
                       "memory": "Notes approved on the Memory tab are graded beside the sources and, when they "
                                 "are about the question, quoted first as maintainer notes.",
                       "memory_from_conversations": "With a language model: after each answer it proposes notes "

@@ -62,7 +62,9 @@
     return luminance > 0.4 ? "#1b1f24" : "#ffffff";
   }
 
-  function stageText(stage) {
+  /** A stage's line; a "thinking" step of the agentic path brings its own ("Searching for “…”"). */
+  function stageText(stage, text) {
+    if (stage === "thinking" && typeof text === "string" && text) return "Thinking: " + text.slice(0, 200);
     return STAGES[stage] || "Working…";
   }
 

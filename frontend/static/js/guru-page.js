@@ -174,7 +174,7 @@
         turn.setQuestion(data.question);
         if (data.session_id) this.sessionId = String(data.session_id);
       } else if (name === "status") {
-        turn.setStage(data.stage);
+        turn.setStage(data.stage, data.text);
       } else if (name === "references") {
         turn.setReferences(data.references, data.trust_score);
       } else if (name === "delta") {

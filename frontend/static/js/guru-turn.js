@@ -57,8 +57,8 @@
       if (question) this.questionEl.textContent = question;
     }
 
-    setStage(stage) {
-      this.statusEl.textContent = Parts.stageText(stage);
+    setStage(stage, text) {
+      this.statusEl.textContent = Parts.stageText(stage, text);
       this.statusEl.dataset.stage = stage;
     }
 

@@ -1,8 +1,9 @@
-"""Gemini-only behaviour, seen from the fake server: roles, schema, task types, batching, cancel, key errors."""
+"""Gemini-only behaviour, seen from the fake server: roles, schema, tools, task types, batching, cancel, key errors."""
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import math
 import threading
 from typing import Any
@@ -15,7 +16,18 @@ from backend.adapters.llm.fake import ScriptedReply
 from backend.adapters.llm.gemini_chat import GeminiChatModel
 from backend.adapters.llm.gemini_common import GeminiClient
 from backend.pipeline.errors import PermanentServiceError, TransientServiceError
-from backend.pipeline.llm_types import CancelToken, Flow, Message, Role, TextDelta, Usage
+from backend.pipeline.llm_types import (
+    CancelToken,
+    Flow,
+    Message,
+    Role,
+    TextDelta,
+    ToolCall,
+    ToolMessage,
+    ToolSpec,
+    ToolTurn,
+    Usage,
+)
 from tests.contracts import TEST_BACKOFF_BASE, TEST_MAX_RETRIES, TEST_TIMEOUT, ChatHarness
 from tests.fakes.gemini_server import FAKE_GEMINI_KEY, FakeGeminiServer
 from tests.fakes.http import serve
@@ -192,3 +204,105 @@ def test_concurrent_first_calls_share_one_client(monkeypatch: pytest.MonkeyPatch
     for caller in callers:
         caller.join()
     assert len(got) == 2 and got[0] is got[1]
+
+
+SEARCH = ToolSpec("search", "Search the guru's sources.",
+                  {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]})
+SUMMARY = ToolSpec("summary", "The guru's summary.", {"type": "object", "properties": {}})
+ASK = [ToolMessage(Role.SYSTEM, "Answer from the tools' results."), ToolMessage(Role.USER, "Compare A and B.")]
+
+
+def answer_calls(turn: ToolTurn) -> list[ToolMessage]:
+    """The question, the assistant turn that made `turn`'s calls, and one result per call."""
+    results = [ToolMessage(Role.TOOL, f"[{n}] {call.name} result", call_id=call.id, name=call.name)
+               for n, call in enumerate(turn.calls, start=1)]
+    return [*ASK, ToolMessage(Role.ASSISTANT, turn.text, calls=turn.calls), *results]
+
+
+def wire_signature(issued: str) -> str:
+    """Gemini sends thought signatures in standard base64; the SDK echoes them URL-safe."""
+    return issued.replace("+", "-").replace("/", "_")
+
+
+def test_the_next_step_replays_the_calls_with_their_signature_then_the_results(
+        gemini_server: FakeGeminiServer) -> None:
+    gemini_server.script.push(ScriptedReply(text="Let me look.", tool_calls=(("search", {"query": "A"}),
+                                                                             ("summary", {}))))
+    chat = chat_for(gemini_server)
+    first = chat.complete_tools(ASK, [SEARCH, SUMMARY], max_tokens=300, flow=Flow.AGENT)
+    assert first.text == "Let me look."
+    search, summary = first.calls
+    chat.complete_tools(answer_calls(first), [SEARCH, SUMMARY], max_tokens=300, flow=Flow.AGENT)
+    assert gemini_server.script.requests[-1].raw["contents"] == [
+        {"role": "user", "parts": [{"text": "Compare A and B."}]},
+        {"role": "model", "parts": [
+            {"text": "Let me look."},
+            {"functionCall": {"id": search.id, "name": "search", "args": {"query": "A"}},
+             "thoughtSignature": wire_signature(gemini_server.signatures[-1])},
+            {"functionCall": {"id": summary.id, "name": "summary", "args": {}}},
+        ]},
+        {"role": "user", "parts": [
+            {"functionResponse": {"id": search.id, "name": "search", "response": {"result": "[1] search result"}}},
+            {"functionResponse": {"id": summary.id, "name": "summary",
+                                  "response": {"result": "[2] summary result"}}},
+        ]},
+    ]
+
+
+def test_tools_are_declared_as_functions_and_the_sdk_never_runs_them(
+        gemini_server: FakeGeminiServer, caplog: pytest.LogCaptureFixture) -> None:
+    gemini_server.script.push(ScriptedReply(tool_calls=(("search", {"query": "A"}),)))
+    with caplog.at_level(logging.INFO, logger="google_genai"):
+        turn = chat_for(gemini_server).complete_tools(ASK, [SEARCH], max_tokens=300, flow=Flow.AGENT)
+    assert [(call.name, call.arguments) for call in turn.calls] == [("search", {"query": "A"})]
+    # Automatic function calling is off: one request, the call comes back to us, and the SDK never logs AFC.
+    assert len(gemini_server.script.requests) == 1
+    assert not [record for record in caplog.records if "AFC" in record.getMessage()]
+    [declaration] = gemini_server.script.requests[-1].raw["tools"][0]["functionDeclarations"]
+    # Like thinkingConfig, the SDK writes this nested key in proto spelling, which Google's JSON parser accepts.
+    assert declaration == {"name": "search", "description": "Search the guru's sources.",
+                           "parameters_json_schema": SEARCH.parameters}
+
+
+def test_a_step_without_tools_declares_none(gemini_server: FakeGeminiServer) -> None:
+    turn = chat_for(gemini_server).complete_tools(ASK, [], max_tokens=300, flow=Flow.AGENT)
+    assert (turn.text, turn.calls) == ("ok", ())
+    assert "tools" not in gemini_server.script.requests[-1].raw
+
+
+def test_calls_without_ids_get_made_up_ids_that_pair_their_results(gemini_server: FakeGeminiServer) -> None:
+    gemini_server.call_ids = False  # as Gemini 2.5, which gives function calls no id
+    gemini_server.script.push(ScriptedReply(tool_calls=(("search", {"query": "A"}), ("search", {"query": "B"}))),
+                              ScriptedReply(tool_calls=(("search", {"query": "C"}),)))
+    chat = chat_for(gemini_server)
+    first = chat.complete_tools(ASK, [SEARCH], max_tokens=300, flow=Flow.AGENT)
+    again = chat.complete_tools(ASK, [SEARCH], max_tokens=300, flow=Flow.AGENT)
+    ids = [call.id for call in [*first.calls, *again.calls]]
+    assert all(call_id.startswith("call_") for call_id in ids) and len(set(ids)) == 3
+    chat.complete_tools(answer_calls(first), [SEARCH], max_tokens=300, flow=Flow.AGENT)
+    sent = gemini_server.script.requests[-1]
+    replayed = [part["functionCall"] for part in sent.raw["contents"][1]["parts"] if "functionCall" in part]
+    assert [call["id"] for call in replayed] == ids[:2]
+    assert sent.tool_results == [(ids[0], "search", "[1] search result"), (ids[1], "search", "[2] search result")]
+
+
+def test_a_call_whose_signature_is_unknown_is_replayed_with_the_skip_signature(
+        gemini_server: FakeGeminiServer) -> None:
+    """A step this process did not make (or whose signature it dropped) would get Gemini 3's 400 unsigned."""
+    made_elsewhere = ToolTurn(text="", calls=(ToolCall("call_9", "search", {"query": "A"}),),
+                              usage=Usage(model="gemini-2.5-flash", flow=Flow.AGENT))
+    chat_for(gemini_server).complete_tools(answer_calls(made_elsewhere), [SEARCH], max_tokens=300, flow=Flow.AGENT)
+    [part] = gemini_server.script.requests[-1].raw["contents"][1]["parts"]
+    assert part["thoughtSignature"] == "skip_thought_signature_validator"
+
+
+def test_a_malformed_call_is_sampled_again(gemini_server: FakeGeminiServer) -> None:
+    """Gemini cannot send arguments that are not an object: it ends with MALFORMED_FUNCTION_CALL and no part."""
+    gemini_server.script.push(ScriptedReply(tool_calls=(("search", "{not json"),)),
+                              ScriptedReply(tool_calls=(("search", {"query": "A"}),)))
+    turn = chat_for(gemini_server).complete_tools(ASK, [SEARCH], max_tokens=300, flow=Flow.AGENT)
+    assert [(call.name, call.arguments) for call in turn.calls] == [("search", {"query": "A"})]
+    assert len(gemini_server.script.requests) == 2
+    gemini_server.script.push(*[ScriptedReply(tool_calls=(("search", "{not json"),))] * (TEST_MAX_RETRIES + 1))
+    with pytest.raises(TransientServiceError, match="MALFORMED_FUNCTION_CALL"):
+        chat_for(gemini_server).complete_tools(ASK, [SEARCH], max_tokens=300, flow=Flow.AGENT)

@@ -1,4 +1,4 @@
-"""OpenAI adapter behaviour beyond the port contracts: Retry-After, base64 embeddings, batching, disconnects, errors."""
+"""OpenAI adapter behaviour beyond the port contracts: Retry-After, embeddings, disconnects, errors, tool wire."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from backend.adapters.llm.fake import ScriptedReply
 from backend.adapters.llm.openai_chat import OpenAIChatModel
 from backend.adapters.retry import retry_after_from_headers as parse_retry_after
 from backend.pipeline.errors import PermanentServiceError, TransientServiceError
-from backend.pipeline.llm_types import CancelToken, Flow, Message, Role, TextDelta
+from backend.pipeline.llm_types import CancelToken, Flow, Message, Role, TextDelta, ToolCall, ToolMessage, ToolSpec
+from tests.fakes.http import serve
 from tests.fakes.openai_server import FAKE_CHAT_MODEL, FAKE_OPENAI_KEY, OpenAIFakeServer, StreamOutcome
 
 MESSAGES = [Message(Role.USER, "What is a task?")]
@@ -176,3 +177,80 @@ def test_an_unreachable_server_is_transient() -> None:
                            max_retries=1, backoff_base=0.001)
     with pytest.raises(TransientServiceError, match="Cannot reach"):
         chat.complete(MESSAGES, max_tokens=5, flow=Flow.ANSWER)
+
+
+SEARCH_TOOL = ToolSpec("search", "Search the sources.", {"type": "object", "properties": {"query": {"type": "string"}},
+                                                         "required": ["query"]})
+TOOL_ASK = [ToolMessage(Role.SYSTEM, "Use the tools."), ToolMessage(Role.USER, "Compare A and B.")]
+
+
+def test_tools_are_offered_as_functions_without_forcing_a_call(openai_server: OpenAIFakeServer) -> None:
+    openai_server.cached_prompt_tokens = 5
+    openai_server.script.push(ScriptedReply(text="No tool needed.", prompt_tokens=20, completion_tokens=4))
+    turn = chat_for(openai_server).complete_tools(TOOL_ASK, [SEARCH_TOOL], max_tokens=50, flow=Flow.AGENT)
+    assert (turn.text, turn.calls) == ("No tool needed.", ())
+    assert (turn.usage.prompt_tokens, turn.usage.completion_tokens, turn.usage.cached_prompt_tokens) == (20, 4, 5)
+    sent = openai_server.script.requests[-1].raw
+    assert sent["tools"] == [{"type": "function", "function": {
+        "name": "search", "description": "Search the sources.", "parameters": SEARCH_TOOL.parameters}}]
+    assert "tool_choice" not in sent and "parallel_tool_calls" not in sent and "stream" not in sent
+
+
+def test_no_tools_sends_no_empty_tools_array(openai_server: OpenAIFakeServer) -> None:
+    turn = chat_for(openai_server).complete_tools(TOOL_ASK, [], max_tokens=50, flow=Flow.AGENT)
+    assert turn.text == "ok" and "tools" not in openai_server.script.requests[-1].raw
+
+
+def test_the_second_request_carries_the_calls_and_their_results_in_order(openai_server: OpenAIFakeServer) -> None:
+    openai_server.script.push(ScriptedReply(tool_calls=(("search", {"query": "A"}), ("search", "{broken"))),
+                              ScriptedReply(text="Done."))
+    chat = chat_for(openai_server)
+    first = chat.complete_tools(TOOL_ASK, [SEARCH_TOOL], max_tokens=50, flow=Flow.AGENT)
+    conversation = [*TOOL_ASK, ToolMessage(Role.ASSISTANT, first.text, calls=first.calls),
+                    ToolMessage(Role.TOOL, "result A", call_id="call_1", name="search"),
+                    ToolMessage(Role.TOOL, "invalid arguments", call_id="call_2", name="search")]
+    assert chat.complete_tools(conversation, [SEARCH_TOOL], max_tokens=50, flow=Flow.AGENT).text == "Done."
+    assert openai_server.script.requests[-1].raw["messages"] == [
+        {"role": "system", "content": "Use the tools."},
+        {"role": "user", "content": "Compare A and B."},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "search", "arguments": '{"query": "A"}'}},
+            {"id": "call_2", "type": "function", "function": {"name": "search", "arguments": "{broken"}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "result A"},
+        {"role": "tool", "tool_call_id": "call_2", "content": "invalid arguments"},
+    ]
+
+
+def test_an_assistant_turn_with_text_and_calls_keeps_both(openai_server: OpenAIFakeServer) -> None:
+    call = ToolCall(id="call_9", name="search", arguments={"query": "é"})
+    conversation = [*TOOL_ASK, ToolMessage(Role.ASSISTANT, "Let me look.", calls=(call,)),
+                    ToolMessage(Role.TOOL, "found", call_id="call_9", name="search")]
+    chat_for(openai_server).complete_tools(conversation, [SEARCH_TOOL], max_tokens=50, flow=Flow.AGENT)
+    wire_call = {"id": "call_9", "type": "function", "function": {"name": "search", "arguments": '{"query": "é"}'}}
+    assert openai_server.script.requests[-1].raw["messages"][2] == {
+        "role": "assistant", "content": "Let me look.", "tool_calls": [wire_call]}
+    assert openai_server.script.requests[-1].tool_results == [("call_9", "search", "found")]
+
+
+def test_a_result_that_answers_no_call_is_rejected_as_permanent(openai_server: OpenAIFakeServer) -> None:
+    orphan = [*TOOL_ASK, ToolMessage(Role.TOOL, "stray", call_id="call_1", name="search")]
+    with pytest.raises(PermanentServiceError, match="HTTP 400"):
+        chat_for(openai_server).complete_tools(orphan, [SEARCH_TOOL], max_tokens=50, flow=Flow.AGENT)
+    assert openai_server.script.requests == []
+
+
+def test_a_compatible_servers_loose_tool_reply_is_read(openai_server: OpenAIFakeServer) -> None:
+    """Text beside calls (as some models via OpenRouter send), a missing and a repeated id, empty arguments."""
+    calls = [{"type": "function", "function": {"name": "search", "arguments": '{"query": "A"}'}},
+             {"id": "x", "type": "function", "function": {"name": "summary", "arguments": ""}},
+             {"id": "x", "type": "function", "function": {"name": "search", "arguments": "[1]"}}]
+    reply = {"id": "c", "object": "chat.completion", "created": 0, "model": FAKE_CHAT_MODEL, "usage": None,
+             "choices": [{"index": 0, "finish_reason": "tool_calls",
+                          "message": {"role": "assistant", "content": "Looking.", "tool_calls": calls}}]}
+    with serve(lambda request, responder: responder.json(reply)) as url:
+        chat = OpenAIChatModel(api_key="k", model=FAKE_CHAT_MODEL, base_url=f"{url}/v1", timeout=2.0)
+        turn = chat.complete_tools(TOOL_ASK, [SEARCH_TOOL], max_tokens=50, flow=Flow.AGENT)
+    assert turn.text == "Looking." and turn.usage.prompt_tokens == 0
+    assert [(c.name, c.arguments, c.invalid) for c in turn.calls] == [
+        ("search", {"query": "A"}, ""), ("summary", {}, ""), ("search", {}, "[1]")]
+    assert len({c.id for c in turn.calls}) == 3

@@ -65,3 +65,12 @@ def error_text(msg: str, error_id: str | None) -> str:
     """The reply when answering failed: the error's message and, when there is one, the id to report."""
     text = f"Sorry, I could not answer this: {msg}"
     return f"{text} (error id {error_id})" if error_id else text
+
+
+def thinking_line(data: dict[str, Any]) -> str | None:
+    """The progress line a bot shows for a status event of the agentic path ("💭 Searching for “retries”…"),
+    or None for the other stages (a bot says it is searching once)."""
+    text = data.get("text")
+    if data.get("stage") != "thinking" or not isinstance(text, str) or not text:
+        return None
+    return f"💭 {bounded(text, 200)}{'' if data.get('done') else '…'}"

@@ -15,8 +15,8 @@ from backend.answering.events import EventKind
 from backend.answering.links import answer_path
 from backend.answering.models import Channel, Question
 from backend.answering.services import AskRequest, answer_stream
-from backend.channels.chat.discord_text import answer_parts, footer_text, preview
-from backend.channels.chat.footer import error_text
+from backend.channels.chat.discord_text import answer_parts, escape_title, footer_text, preview
+from backend.channels.chat.footer import error_text, thinking_line
 from backend.channels.consumer import Answer, follow
 from backend.integrations.conversations import answer_message_record, thread_bind, thread_session
 from backend.integrations.models import Integration
@@ -100,6 +100,10 @@ def _stream(conversation: Conversation, question: str, messages: Messages) -> An
                         place=conversation.place)
         elif event.kind is EventKind.DELTA and time.monotonic() - last_edit >= interval:
             messages.show(preview(answer.text))
+            last_edit = time.monotonic()
+        elif event.kind is EventKind.STATUS and not answer.text and (line := thinking_line(event.data)) \
+                and time.monotonic() - last_edit >= interval:
+            messages.show([escape_title(line)])  # the "thinking…" message says what the agentic path is doing
             last_edit = time.monotonic()
     return answer
 

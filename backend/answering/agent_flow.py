@@ -91,7 +91,9 @@ def researched(guru: Guru, question: str, *, query: str, answerer: Answerer, cha
     path; the Researched outcome comes last."""
     rerank_threshold, trust_threshold = thresholds
     result = AgentResult()
-    for item in agent_research(guru, question, chat_model=chat_model, rerank_threshold=rerank_threshold,
+    # A follow-up's own words lean on the conversation; its standalone form says what it asks.
+    asked = question if query.strip().casefold() == question.strip().casefold() else f"{question}\n(In full: {query})"
+    for item in agent_research(guru, asked, chat_model=chat_model, rerank_threshold=rerank_threshold,
                                cancel=cancel):
         if isinstance(item, AgentResult):
             result = item

@@ -71,7 +71,7 @@ def answer_fingerprint(guru: Guru) -> str:
     parts = {"rerank": rerank, "trust": trust, "model": "offline" if chat is None else f"{type(chat).__name__}:"
              f"{chat.model}", "embedder": registry.embedder_id(), "prompts": prompt_version(),
              "guru": [guru.name, guru.domain_knowledge, guru.language], "source_graph": guru.source_graph,
-             "memory": guru.memory}
+             "memory": guru.memory, "agentic": guru.agentic}
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:32]
 
 

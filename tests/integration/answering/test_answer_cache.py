@@ -73,7 +73,9 @@ def test_the_fingerprint_names_what_an_answer_depends_on(indexed: Guru, settings
     indexed.trust_score_threshold = None
     indexed.source_graph = False
     assert answer_fingerprint(indexed) != before
-    indexed.source_graph = True
+    indexed.source_graph, indexed.agentic = True, False
+    assert answer_fingerprint(indexed) != before
+    indexed.agentic = True
     settings.OPENGURU_EMBEDDER = {"BACKEND": "hashing", "DIMENSION": "256"}
     assert answer_fingerprint(indexed) != before
 

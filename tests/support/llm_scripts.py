@@ -17,3 +17,20 @@ class RelevantScript(ReplyScript):
         if "grades" in (request.json_schema or {}).get("properties", {}):
             return ScriptedReply(json={"grades": [{"id": i, "score": 0.9} for i in range(50)]})
         return ScriptedReply(text=self.answer, chunks=self.chunks) if request.stream else ScriptedReply(text=self.other)
+
+
+class AgentScript(RelevantScript):
+    """RelevantScript for the agentic path too: a request offering tools and holding no result yet calls
+    `search` for each of `queries`; one that holds results stops calling tools."""
+
+    def __init__(self, answer: str, queries: tuple[str, ...], **kwargs: object) -> None:
+        super().__init__(answer, **kwargs)  # type: ignore[arg-type]
+        self.queries = queries
+
+    def next(self, request: RecordedRequest) -> ScriptedReply:
+        if not request.tools:
+            return super().next(request)
+        ReplyScript.next(self, request)  # records the request
+        if request.tool_results:
+            return ScriptedReply(text="")
+        return ScriptedReply(text="", tool_calls=tuple(("search", {"query": q}) for q in self.queries))

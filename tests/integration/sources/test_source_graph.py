@@ -104,3 +104,23 @@ def test_retrieval_reaches_a_linked_page_the_search_did_not_find_only_when_the_g
     guru.refresh_from_db()
     found = retrieval.retrieve(guru=guru, query=question, rerank_threshold=0.0)
     assert [c.title for c in found.contexts] == ["docs/flamingo.md"] and found.links == frozenset()
+
+
+def test_one_hop_is_bounded_starts_from_the_best_documents_and_skips_what_was_found(guru: Guru) -> None:
+    from backend.retrieval.neighbours import MAX_NEIGHBOURS, _neighbour_nodes
+    from backend.sources.models import EdgeKind
+    from tests.factories import DataSourceFactory
+
+    source = DataSourceFactory(guru=guru)
+    nodes = {key: DocumentNode.objects.create(guru=guru, source=source, key=key, title=key, chunk_ids=[f"c-{key}"])
+             for key in ["best", "second", *(f"page{i}" for i in range(12))]}
+    for i in range(12):  # the best document links to twelve pages, the second is linked from one of them
+        DocumentEdge.objects.create(guru=guru, origin=nodes["best"], target=nodes[f"page{i}"], kind=EdgeKind.LINK)
+    DocumentEdge.objects.create(guru=guru, origin=nodes["page11"], target=nodes["second"], kind=EdgeKind.LINK)
+    DocumentEdge.objects.create(guru=guru, origin=nodes["best"], target=nodes["second"], kind=EdgeKind.DUPLICATE)
+    found = _neighbour_nodes(guru.pk, [(source.pk, "best"), (source.pk, "second")], {(source.pk, "page0")})
+    assert len(found) == MAX_NEIGHBOURS
+    assert all(title == "best" for _, title in found), "the best document's neighbours come first"
+    assert "page0" not in [n.key for n, _ in found], "a document the search found is not read again"
+    assert "second" not in [n.key for n, _ in found], "a seed is never its own neighbour; duplicates are not hops"
+    assert _neighbour_nodes(guru.pk, [], set()) == []

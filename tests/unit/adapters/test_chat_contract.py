@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from backend.adapters.llm.fake import ScriptedChatModel, ScriptedReply
+from backend.adapters.llm.fake import ScriptedReply
 from backend.pipeline.errors import PermanentServiceError, TransientServiceError
 from backend.pipeline.llm_types import CancelToken, Flow, Message, Role, TextDelta, Usage
 from tests.contracts import TEST_MAX_RETRIES, ChatHarness
@@ -16,18 +16,6 @@ SCHEMA = {
     "required": ["intent", "in_scope"],
     "additionalProperties": False,
 }
-
-
-@pytest.fixture
-def scripted_chat_harness() -> ChatHarness:
-    chat = ScriptedChatModel()
-    return ChatHarness(chat=chat, script=chat.script, over_http=False)
-
-
-@pytest.fixture(params=["scripted", "openai", "gemini"])
-def harness(request: pytest.FixtureRequest) -> ChatHarness:
-    found: ChatHarness = request.getfixturevalue(f"{request.param}_chat_harness")
-    return found
 
 
 def test_complete_returns_text_usage_and_sends_the_messages(harness: ChatHarness) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from backend.adapters.llm.fake import ScriptedChatModel, ScriptedReply
+from backend.adapters.llm.fake import ScriptedReply
 from backend.pipeline.errors import PermanentServiceError, TransientServiceError
 from backend.pipeline.llm_types import Flow, Role, ToolMessage, ToolSpec
 from tests.contracts import TEST_MAX_RETRIES, ChatHarness
@@ -16,18 +16,6 @@ SEARCH = ToolSpec("search", "Search the guru's sources.", {
 SUMMARY = ToolSpec("summary", "The guru's summary.", {"type": "object", "properties": {}})
 TOOLS = [SEARCH, SUMMARY]
 ASK = [ToolMessage(Role.SYSTEM, "Answer from the tools' results."), ToolMessage(Role.USER, "Compare A and B.")]
-
-
-@pytest.fixture
-def scripted_chat_harness() -> ChatHarness:
-    chat = ScriptedChatModel()
-    return ChatHarness(chat=chat, script=chat.script, over_http=False)
-
-
-@pytest.fixture(params=["scripted", "openai", "gemini"])
-def harness(request: pytest.FixtureRequest) -> ChatHarness:
-    found: ChatHarness = request.getfixturevalue(f"{request.param}_chat_harness")
-    return found
 
 
 def test_a_step_returns_the_calls_the_model_makes_and_offers_the_tools(harness: ChatHarness) -> None:

@@ -4,7 +4,8 @@ step, and the answer is then graded and written from everything it read, cited [
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from backend.adapters import registry
@@ -14,6 +15,7 @@ from backend.answering.events import AnswerEvent
 from backend.answering.grounding import Grounding, ground
 from backend.gurus.models import Guru
 from backend.pipeline.agent import AgentLimits, AgentResult, AgentStep, research
+from backend.pipeline.breadth import breadth_of, guru_names
 from backend.pipeline.errors import ServiceError
 from backend.pipeline.llm_types import CancelToken, Flow, Role, ToolMessage, Usage
 from backend.pipeline.ports import Answerer
@@ -31,10 +33,39 @@ _VERBS = {"search": "Searching for", "open_source": "Reading on in passage",
           "summary": "Reading the summary"}
 
 
-def wants_agent(guru: Guru, *, uses_llm: bool, supported: bool, comparison: bool) -> bool:
+ENTITIES = 2
+"""A question naming this many things (APIs, settings, products) is compound: each is looked up on its own."""
+
+
+_THING = re.compile(r"(?<![\w.$])[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*(?:\(\))?")
+_SENTENCE_START = re.compile(r"(?:^|[.!?:]\s+)\W*$")
+
+
+def entities(question: str, *, own: Iterable[str] = ()) -> int:
+    """How many distinct things the question names, whole: code (`url_defaults`, `fs.watch()`, `MAX_SIZE`,
+    `camelCase`) and names (capitalised inside a sentence, acronyms); `own` (the guru's own names) not counted."""
+    found: set[str] = set()
+    skip = {name.casefold() for name in own}
+    for match in _THING.finditer(question):
+        word = match.group().removesuffix("()")
+        if len(word) < 2:
+            continue  # "I", and a list's letters
+        code = "_" in word or "." in word or match.group().endswith("()") or re.search(r"[a-z][A-Z]", word)
+        name = (word[:1].isupper() and not _SENTENCE_START.search(question[: match.start()])) \
+            or (len(word) > 1 and word.isupper())
+        if (code or name) and word.casefold() not in skip:
+            found.add(word.casefold())
+    return len(found)
+
+
+def wants_agent(guru: Guru, query: str, *, uses_llm: bool, supported: bool) -> bool:
     """The agentic path: for a guru that allows it, with a language model, when the simple path's evidence did not
-    support an answer or the question compares things (its parts are found one by one)."""
-    return guru.agentic and uses_llm and (not supported or comparison)
+    support an answer, or the question is compound (it compares things, or names several): its parts are then
+    found one by one."""
+    if not (guru.agentic and uses_llm):
+        return False
+    return not supported or breadth_of(query).comparison \
+        or entities(query, own=guru_names(guru.name, guru.slug)) >= ENTITIES
 
 
 def step_text(step: AgentStep) -> str:

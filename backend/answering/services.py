@@ -54,7 +54,6 @@ from backend.pipeline.answer_types import (
     Understanding,
     UnderstandRequest,
 )
-from backend.pipeline.breadth import breadth_of
 from backend.pipeline.contexts import Context
 from backend.pipeline.errors import ServiceError
 from backend.pipeline.llm_types import CancelToken, StreamEvent, TextDelta, Usage
@@ -218,8 +217,8 @@ class AnswerFlow:
                                      query=understanding.retrieval_query, threshold=trust_threshold)
             self._record(usage)
             self._time("grade", start)
-            if wants_agent(guru, uses_llm=answerer.uses_llm, supported=bool(grounding.decision.kept),
-                           comparison=breadth_of(understanding.retrieval_query).comparison):
+            if wants_agent(guru, understanding.retrieval_query, uses_llm=answerer.uses_llm,
+                           supported=bool(grounding.decision.kept)):
                 self._released(ahead, ())  # made for the simple path's contexts, which the research replaces
                 ahead = None
                 grounding = yield from self._research(question, understanding, answerer, grounding)

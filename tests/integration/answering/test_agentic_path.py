@@ -89,3 +89,16 @@ def test_a_model_that_fails_while_researching_leaves_the_simple_paths_outcome(in
     done = of_kind(stream, EventKind.DONE)[0]
     assert done["references"] and not done["out_of_context"]
     assert "".join(str(d["text"]) for d in of_kind(stream, EventKind.DELTA)) == "Retries are delayed by countdown [1]."
+
+
+def test_a_question_naming_several_apis_is_researched_even_when_the_first_search_supports_it(
+    indexed: Guru, llm: ReplyScript,
+) -> None:
+    llm.push(grades(0.9), ScriptedReply(text="A speculative answer.", stream=True),
+             ScriptedReply(text="", tool_calls=(("search", {"query": "max_retries"}),), stream=False),
+             ScriptedReply(text="", stream=False), grades(0.9),
+             ScriptedReply(text="self.retry() retries until max_retries [1].", stream=True))
+    stream = ask(indexed, "How do self.retry() and max_retries work together?")
+    assert len(_tool_requests(llm)) == 2
+    assert "".join(str(d["text"]) for d in of_kind(stream, EventKind.DELTA)) \
+        == "self.retry() retries until max_retries [1]."

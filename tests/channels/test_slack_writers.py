@@ -73,3 +73,20 @@ def test_the_fallback_splits_a_long_answer_into_section_blocks_over_messages_wit
 
 def test_slack_markup_from_a_source_or_the_model_is_not_streamed_as_markup() -> None:
     assert defused("ping <!channel> and <@U123> in <#C1>") == "ping <\u200b!channel> and <\u200b@U123> in <\u200b#C1>"
+
+
+def test_each_research_step_is_a_task_of_the_stream_and_an_edit_of_the_fallbacks_status(slack: FakeSlack) -> None:
+    streamed = Streamed(_target(slack))
+    streamed.status("Searching the sources…")
+    streamed.step("💭 Searching for “retries”…")
+    streamed.step("💭 Searching for “retries”: done")
+    streamed.append("Retries wait [1].")
+    streamed.finish("Retries wait [1].", [])
+    tasks = [(c["id"], c["status"]) for c in slack.streams()[0].chunks if c.get("type") == "task_update"]
+    assert tasks == [("search", "in_progress"), ("search", "complete"), ("step-1", "in_progress"),
+                     ("step-1", "complete"), ("step-2", "in_progress"), ("step-2", "complete")]
+    updated = Updated(_target(slack), interval=0.0)
+    updated.status("Searching the sources…")
+    updated.step("💭 Searching for “acks”…")
+    [message] = [m for m in slack.thread(CHANNEL, THREAD) if m.get("ts") == updated.ts]
+    assert message["text"] == "_💭 Searching for “acks”…_"

@@ -12,7 +12,7 @@ from backend.answering.events import EventKind
 from backend.answering.links import answer_path
 from backend.answering.models import Channel, Question
 from backend.answering.services import AskRequest, answer_stream
-from backend.channels.chat.footer import error_text
+from backend.channels.chat.footer import error_text, thinking_line
 from backend.channels.chat.slack_mrkdwn import escape
 from backend.channels.consumer import Answer, follow
 from backend.channels.slack.blocks import footer_blocks
@@ -58,11 +58,11 @@ class Reply:
         if self.answer.text:
             self.writer.append(self.answer.text)
 
-    def _show(self, kind: EventKind, text: str) -> None:
+    def _show(self, kind: EventKind, text: str, *, step: bool = False) -> None:
         for _attempt in range(2):
             try:
                 if kind is EventKind.STATUS:
-                    self.writer.status(text)
+                    (self.writer.step if step else self.writer.status)(text)
                 else:
                     self.writer.append(text)
                 return
@@ -80,6 +80,8 @@ class Reply:
             if event.kind is EventKind.QUESTION and self.answer.session_id and session is None:
                 thread_bind(integration=self.integration, key=self.ask.thread_key,
                             session_id=str(self.answer.session_id), place=_place(self.integration, self.web, self.ask))
+            elif event.kind is EventKind.STATUS and not self.answer.text and (line := thinking_line(event.data)):
+                self._show(EventKind.STATUS, escape(line), step=True)
             elif event.kind is EventKind.STATUS and not self.answer.text:
                 self._show(EventKind.STATUS, f"Searching {guru.name}'s sources…")
             elif event.kind is EventKind.DELTA:

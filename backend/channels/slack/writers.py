@@ -50,6 +50,9 @@ class Streamed:
         self._stream = t.web.stream(channel=t.channel, thread_ts=t.thread_ts, team_id=t.team, user_id=t.user)
         self._sent = ""
 
+    _task: str = TASK_ID
+    _steps: int = 0
+
     def status(self, title: str) -> None:
         if self._stream is None:
             self._open()
@@ -57,12 +60,24 @@ class Streamed:
             self._searching = title
             self._stream.task(task_id=TASK_ID, title=title, status="in_progress")
 
+    def step(self, title: str) -> None:
+        """One step of the agentic path's research, as the next task of Slack's task timeline."""
+        if self._stream is None:
+            self._open()
+        self._done()
+        self._steps += 1
+        self._task, self._searching = f"step-{self._steps}", title
+        self._stream.task(task_id=self._task, title=title, status="in_progress")
+
+    def _done(self) -> None:
+        if self._searching:
+            self._stream.task(task_id=self._task, title=self._searching, status="complete")
+            self._searching = ""
+
     def append(self, text: str) -> None:
         if self._stream is None:
             self._open()
-        if self._searching:
-            self._stream.task(task_id=TASK_ID, title=self._searching, status="complete")
-            self._searching = ""
+        self._done()
         if len(self._sent) + len(text) > STREAM_CAP:
             self._roll_over()
         self._stream.append(defused(text))
@@ -113,6 +128,14 @@ class Updated:
     def status(self, title: str) -> None:
         if not self.ts:
             self.ts, self._last = self._post(f"_{title}_"), self.clock()
+
+    def step(self, title: str) -> None:
+        """One step of the agentic path's research: the status message says it, at the rate edits are allowed."""
+        if not self.ts:
+            self.status(title)
+        elif not self.text and self.clock() - self._last >= self.interval:
+            self.target.web.update(channel=self.target.channel, ts=self.ts, text=f"_{title}_")
+            self._last = self.clock()
 
     def append(self, text: str) -> None:
         self.text += text

@@ -213,3 +213,21 @@ def test_an_agent_reaches_mcp_through_the_repositorys_nginx(
     finally:
         nginx.terminate()
         nginx.wait(timeout=20)
+
+
+def test_search_gives_a_maintainers_note_about_the_query_first(docs: Guru, endpoint: str) -> None:
+    from backend.answering.memory import memory_correct
+
+    asked = Question.objects.create(guru=docs, user_question="How long does a retry wait?",
+                                    question="How long does a retry wait?", slug="wait")
+    memory_correct(question=asked, text="Since version 6 a retry waits at least 30 seconds.", author=None)
+    key = _key(docs)
+
+    async def scenario() -> None:
+        async with http_session(endpoint, key) as session:
+            is_error, found = await call(session, "search", guru="docs", query="How long does a retry wait?", limit=3)
+            assert not is_error and found["results"][0]["title"] == "Maintainer note"
+            assert "30 seconds" in found["results"][0]["text"] and found["results"][0]["link"] == ""
+            assert any(r["title"] != "Maintainer note" for r in found["results"][1:])
+
+    anyio.run(scenario)

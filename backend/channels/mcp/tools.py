@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field
 from backend.answering.access import gurus_for_asker
 from backend.answering.citations import reference_list, references_marked
 from backend.answering.links import absolute_link, answer_path
+from backend.answering.memory import with_memories
 from backend.answering.models import Channel, Question
 from backend.answering.selectors import thresholds_for
 from backend.channels import consumer
@@ -113,11 +114,14 @@ def ask(caller: Caller, question: str, guru: str | None, session_id: str | None)
 
 
 def search(caller: Caller, query: str, guru: str | None, limit: int) -> SearchResult:
-    """The guru's best passages for `query` under its own rerank threshold: retrieval only, no model call."""
+    """The guru's best passages for `query` under its own rerank threshold, its maintainers' notes about it first:
+    retrieval only, no model call."""
     target = caller.guru(guru)
     text = normalise_question(question_input({"question": query}).question)
     rerank_threshold, _ = thresholds_for(target)
-    found = retrieve(guru=target, query=text, rerank_threshold=rerank_threshold)
+    # A maintainer's approved note about the query comes first, as in an answer.
+    found = with_memories(target, text, retrieve(guru=target, query=text, rerank_threshold=rerank_threshold),
+                          rerank_threshold=rerank_threshold)
     refs = reference_list(found.contexts, found.private_sources)  # numbered, private links withheld
     results = [Passage(n=int(ref["n"]), title=str(ref["title"]), link=_link(caller, str(ref["link"])),
                        text=context.text, score=float(ref["score"]), summary=context.summary)

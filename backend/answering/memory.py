@@ -190,7 +190,7 @@ def with_memories(guru: Guru, query: str, retrieval: Retrieval, *, rerank_thresh
     passages = [Passage(text=search_text(m), title=MEMORY_TITLE,
                         vector=None if v is None else tuple(float(x) for x in v))
                 for m, v in zip(memories, vectors, strict=True)]
-    query_vector = registry.embedder().embed_query(query)
+    query_vector = list(retrieval.query_vector) or registry.embedder().embed_query(query)  # embedded once
     graded = registry.reranker().rerank(query, passages, query_vector=query_vector)
     floor = max(MEMORY_FLOOR, rerank_threshold)
     chosen = [(memories[r.index], r.score) for r in graded if r.score >= floor][:MEMORY_CONTEXTS]

@@ -36,6 +36,8 @@ class Retrieval:
     """The question is about the guru's subject as a whole (what its summary answers)."""
     links: frozenset[tuple[int, int]] = frozenset()
     """(i, j): context i links to or imports context j, by the guru's source graph (empty when it is off)."""
+    query_vector: tuple[float, ...] = ()
+    """The query's embedding, when it was made: later steps grading against the same query reuse it."""
 
 
 def _ms(since: float) -> int:
@@ -90,7 +92,7 @@ def retrieve(*, guru: Guru, query: str, rerank_threshold: float) -> Retrieval:
     candidates = _candidates(record.name, query, query_vector, live, summaries, breadth)
     timings["search_ms"] = _ms(start)
     if not candidates:
-        return Retrieval([], timings, private)
+        return Retrieval([], timings, private, query_vector=tuple(query_vector))
     start = time.perf_counter()
     reranked = _reranked(query, query_vector, candidates)
     if guru.source_graph and not breadth.broad:
@@ -109,7 +111,8 @@ def retrieve(*, guru: Guru, query: str, rerank_threshold: float) -> Retrieval:
     contexts = completed(contexts, lambda ids: {h.chunk_id: h.text for h in registry.vector_store().chunks(
         record.name, ids)})
     links = linked_contexts(guru.pk, [c.document for c in contexts]) if guru.source_graph else frozenset()
-    return Retrieval(contexts, timings, private, subject=breadth.about_subject and bool(root), links=links)
+    return Retrieval(contexts, timings, private, subject=breadth.about_subject and bool(root), links=links,
+                     query_vector=tuple(query_vector))
 
 
 def _with_neighbours(guru: Guru, collection: str, query: str, query_vector: list[float], candidates: list[HybridHit],

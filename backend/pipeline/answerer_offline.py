@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 
 from backend.pipeline.answer_types import (
     AnswerContext,
@@ -16,7 +17,7 @@ from backend.pipeline.answer_types import (
     UnderstandRequest,
 )
 from backend.pipeline.excerpts import Block, BlockKind, mostly_prose, segment
-from backend.pipeline.extract_windows import Scorer, block_key, choose, is_code
+from backend.pipeline.extract_windows import Scorer, block_key, choose, further, is_code, lead_in
 from backend.pipeline.extractive import extractive_summary, frequent_sentences
 from backend.pipeline.llm_types import CancelToken, Completion, Flow, StreamEvent, TextDelta, Usage
 from backend.pipeline.ports import Embedder
@@ -35,6 +36,7 @@ MAX_ANSWER_CHARS = 2500
 MAX_EXCERPT_CHARS = 1400
 MIN_EXCERPT_CHARS = 300  # kept free for each context still to come, so the first cannot take the whole answer
 EXTRA_CHARS = 350  # kept free in a context's excerpt for its second passage, when it has one
+MIN_FILL_CHARS = 250  # the answer's room left over, below which no further passage is looked for
 MAX_SENTENCE_CHARS = 600
 MAX_CODE_LINES = 25
 MAX_CODE_LINE_CHARS = 200
@@ -52,31 +54,72 @@ _LANGUAGES = {"py": "python", "pyi": "python", "js": "javascript", "mjs": "javas
               "pl": "perl", "h": "c", "hpp": "cpp", "cc": "cpp", "tf": "hcl", "cfg": "ini", "conf": "ini"}
 
 
+@dataclass
+class _Quote:
+    """What one context shows: its first passage (`text`, of `first`) and what follows it apart (`rest`)."""
+
+    context: AnswerContext
+    blocks: list[Block]
+    first: list[Block]
+    text: str
+    rest: str
+    heading: str  # the heading of the last passage shown, so a further one is labelled only when it changes
+
+
 def _extracts(question: str, contexts: Sequence[AnswerContext]) -> Iterator[str]:
     """The excerpt of each context worth quoting, best context first, at most MAX_CONTEXTS, nothing twice."""
     candidates = list(contexts[:MAX_CANDIDATES])
     parsed = [_blocks(c) for c in candidates]
     scorer = Scorer(question, [b for blocks in parsed for b in blocks])
     shown: set[str] = set()
-    room, quoted = MAX_ANSWER_CHARS - len(NO_LLM_NOTICE), 0
+    quotes, room = _quotes(candidates, parsed, scorer, shown)
+    _fill(quotes, scorer, shown, room)
+    yield from (quote.text + quote.rest for quote in quotes)
+    if not quotes and candidates:
+        yield _fallback(candidates[0])
+
+
+def _quotes(candidates: list[AnswerContext], parsed: list[list[Block]], scorer: Scorer,
+            shown: set[str]) -> tuple[list[_Quote], int]:
+    """Each context's best passage (and a second one for what it lacks), in the room left for it; and the
+    answer's room left over."""
+    room, quotes = MAX_ANSWER_CHARS - len(NO_LLM_NOTICE), list[_Quote]()
     for position, (context, blocks) in enumerate(zip(candidates, parsed, strict=True)):
         chosen, extra = choose(blocks, scorer, shown)
-        later = min(MAX_CONTEXTS - quoted, len(candidates) - position) - 1
+        later = min(MAX_CONTEXTS - len(quotes), len(candidates) - position) - 1
         cap = min(MAX_EXCERPT_CHARS, room - MIN_EXCERPT_CHARS * later)
         reserve = EXTRA_CHARS if extra and cap - EXTRA_CHARS >= MIN_EXCERPT_CHARS else 0
-        text, quoted_blocks = _fit(context, chosen, scorer, cap - reserve) if chosen else ("", [])
+        text, first = _fit(context, chosen, scorer, cap - reserve) if chosen else ("", [])
         if not text:
             continue
-        more, more_blocks = _fit(context, extra, scorer, cap - len(text), after=quoted_blocks[0].heading) \
+        more, more_blocks = _fit(context, extra, scorer, cap - len(text), after=first[0].heading) \
             if extra else ("", [])
-        text, quoted_blocks = text + more, quoted_blocks + more_blocks
-        shown.update(block_key(b) for b in quoted_blocks)
-        room, quoted = room - len(text), quoted + 1
-        yield text
-        if quoted == MAX_CONTEXTS:
-            return
-    if quoted == 0 and candidates:
-        yield _fallback(candidates[0])
+        shown.update(block_key(b) for b in first + more_blocks)
+        room -= len(text + more)
+        quotes.append(_Quote(context, blocks, first, text, more, (first + more_blocks)[-1].heading))
+        if len(quotes) == MAX_CONTEXTS:
+            break
+    return quotes, room
+
+
+def _fill(quotes: list[_Quote], scorer: Scorer, shown: set[str], room: int) -> None:
+    """The room the answer has left goes to the contexts quoted, best first: the paragraph each first passage
+    builds on, then each one's next best passage (the answer often sits a paragraph away from the words that
+    matched the question, on the page the reranker put first)."""
+    for quote in quotes:
+        lead = lead_in(quote.blocks, quote.first[0], shown)
+        text = _render(quote.context, lead + quote.first, scorer) if lead else ""
+        if lead and len(text) - len(quote.text) <= room:
+            room -= len(text) - len(quote.text)
+            quote.text, quote.first = text, lead + quote.first
+            shown.update(block_key(b) for b in lead)
+    for quote in quotes:
+        while room >= MIN_FILL_CHARS and (more := further(quote.blocks, scorer, shown)):
+            text, blocks = _fit(quote.context, more, scorer, min(room, MAX_EXCERPT_CHARS), after=quote.heading)
+            if not text:
+                break
+            quote.rest, quote.heading, room = quote.rest + text, blocks[-1].heading, room - len(text)
+            shown.update(block_key(b) for b in blocks)
 
 
 def _blocks(context: AnswerContext) -> list[Block]:

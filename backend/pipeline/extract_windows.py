@@ -18,6 +18,9 @@ FOLLOW_CHARS = 700  # what follows the best window in its section: docs restate 
 COMPLEMENT_SHARE = 0.5
 """A second window is quoted when what it adds weighs at least this share of the rarest question term found (the
 second half of a two-part question is often one or two words: "at the top level instead")."""
+FURTHER_SHARE = 0.5
+"""A passage quoted in the answer's spare room matches the question at least this share as well as its context's
+best one (below it, passages sharing one common word of the question padded small answers)."""
 HEADING_WEIGHT = 0.25
 DENSITY_WEIGHT = 0.3
 BLOCK_COST = 0.1
@@ -198,6 +201,32 @@ def _complement(blocks: Sequence[Block], scorer: Scorer, shown: set[str], first:
     known = scorer.covered(first)
     window = _best_window(blocks, scorer, shown, lambda run: scorer.gain(run, known))
     if window is None or window.score < COMPLEMENT_SHARE * scorer.exact_weight:
+        return []
+    start, end = _extend(blocks, window, shown, scorer)
+    return [b for b in blocks[start : end + 1] if not _seen(block_key(b), shown)]
+
+
+def lead_in(blocks: Sequence[Block], first: Block, shown: set[str]) -> list[Block]:
+    """The paragraph right before a passage that opens a paragraph, when it goes on about the same thing (they
+    share a word): what the passage builds on ("… you'll get a `RuntimeError`." before "If your generator
+    relies on data in `request`, use the `stream_with_context` wrapper."). [] when it is code, another section
+    or shown already."""
+    start = next(i for i, b in enumerate(blocks) if b is first)
+    free = _free(blocks, start, shown)
+    if not free(start - 1) or is_code(blocks[start - 1]) or blocks[start - 1].paragraph == first.paragraph:
+        return []
+    top = start - 1
+    while free(top - 1) and not is_code(blocks[top - 1]) and blocks[top - 1].paragraph == blocks[start - 1].paragraph:
+        top -= 1
+    lead = list(blocks[top:start])
+    return lead if _stems(" ".join(b.text for b in lead)) & _stems(first.text) else []
+
+
+def further(blocks: Sequence[Block], scorer: Scorer, shown: set[str]) -> list[Block]:
+    """The context's best passage not quoted yet, extended as the first one is, when it matches the question at
+    least FURTHER_SHARE as well as the context's best passage does; else []."""
+    window, best = _best_window(blocks, scorer, shown), _best_window(blocks, scorer, set())
+    if window is None or best is None or window.score < FURTHER_SHARE * best.score or window.score <= 0:
         return []
     start, end = _extend(blocks, window, shown, scorer)
     return [b for b in blocks[start : end + 1] if not _seen(block_key(b), shown)]

@@ -17,7 +17,7 @@ from backend.pipeline.answer_types import (
     UnderstandRequest,
 )
 from backend.pipeline.excerpts import Block, BlockKind, mostly_prose, segment
-from backend.pipeline.extract_windows import Scorer, block_key, choose, further, is_code, lead_in
+from backend.pipeline.extract_windows import Scorer, best_score, block_key, choose, further, is_code, lead_in
 from backend.pipeline.extractive import extractive_summary, frequent_sentences
 from backend.pipeline.llm_types import CancelToken, Completion, Flow, StreamEvent, TextDelta, Usage
 from backend.pipeline.ports import Embedder
@@ -37,6 +37,9 @@ MAX_EXCERPT_CHARS = 1400
 MIN_EXCERPT_CHARS = 300  # kept free for each context still to come, so the first cannot take the whole answer
 EXTRA_CHARS = 350  # kept free in a context's excerpt for its second passage, when it has one
 MIN_FILL_CHARS = 250  # the answer's room left over, below which no further passage is looked for
+FURTHER_SHARE = 0.5
+"""A passage quoted in the answer's spare room matches the question at least this share as well as the answer's
+best passage (below it, passages sharing one common word of the question padded small answers)."""
 MAX_SENTENCE_CHARS = 600
 MAX_CODE_LINES = 25
 MAX_CODE_LINE_CHARS = 200
@@ -104,8 +107,8 @@ def _quotes(candidates: list[AnswerContext], parsed: list[list[Block]], scorer: 
 
 def _fill(quotes: list[_Quote], scorer: Scorer, shown: set[str], room: int) -> None:
     """The room the answer has left goes to the contexts quoted, best first: the paragraph each first passage
-    builds on, then each one's next best passage (the answer often sits a paragraph away from the words that
-    matched the question, on the page the reranker put first)."""
+    builds on, then each one's next passages that match the question at least FURTHER_SHARE as well as the
+    answer's best (the answer often sits a paragraph away from the words that matched the question)."""
     for quote in quotes:
         lead = lead_in(quote.blocks, quote.first[0], shown)
         text = _render(quote.context, lead + quote.first, scorer) if lead else ""
@@ -113,8 +116,9 @@ def _fill(quotes: list[_Quote], scorer: Scorer, shown: set[str], room: int) -> N
             room -= len(text) - len(quote.text)
             quote.text, quote.first = text, lead + quote.first
             shown.update(block_key(b) for b in lead)
+    bar = FURTHER_SHARE * max((best_score(quote.blocks, scorer) for quote in quotes), default=0.0)
     for quote in quotes:
-        while room >= MIN_FILL_CHARS and (more := further(quote.blocks, scorer, shown)):
+        while room >= MIN_FILL_CHARS and (more := further(quote.blocks, scorer, shown, bar)):
             text, blocks = _fit(quote.context, more, scorer, min(room, MAX_EXCERPT_CHARS), after=quote.heading)
             if not text:
                 break

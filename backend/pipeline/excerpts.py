@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass, field
 
 from backend.pipeline.contexts import PASSAGE_BREAK
+from backend.pipeline.html_blocks import renders_nothing
 from backend.pipeline.rst_inline import inline_markup
 from backend.pipeline.text import ends_sentence, sentences_of, starts_sentence
 
@@ -341,8 +342,8 @@ def _passage_blocks(passage: str, section: int, whole: bool = False) -> list[Blo
                 section, heading = section + 1, piece
                 continue
             block = Block(BlockKind.SENTENCE, inline_markup(piece, rst=rst), section, heading, index)
-            if not any(c.isalnum() for c in block.text):
-                continue  # a lone "::" or a row of dots
+            if not any(c.isalnum() for c in block.text) or renders_nothing(block.text):
+                continue  # a lone "::", a row of dots, an empty HTML anchor
             first, last = index == 0 and not blocks and not dropped, index == len(raws) - 1
             if not whole and ((first and not starts_sentence(block.text)) or (last and not ends_sentence(piece))):
                 dropped.append((len(blocks), block))

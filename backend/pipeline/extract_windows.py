@@ -18,9 +18,6 @@ FOLLOW_CHARS = 700  # what follows the best window in its section: docs restate 
 COMPLEMENT_SHARE = 0.5
 """A second window is quoted when what it adds weighs at least this share of the rarest question term found (the
 second half of a two-part question is often one or two words: "at the top level instead")."""
-FURTHER_SHARE = 0.5
-"""A passage quoted in the answer's spare room matches the question at least this share as well as its context's
-best one (below it, passages sharing one common word of the question padded small answers)."""
 HEADING_WEIGHT = 0.25
 DENSITY_WEIGHT = 0.3
 BLOCK_COST = 0.1
@@ -222,11 +219,17 @@ def lead_in(blocks: Sequence[Block], first: Block, shown: set[str]) -> list[Bloc
     return lead if _stems(" ".join(b.text for b in lead)) & _stems(first.text) else []
 
 
-def further(blocks: Sequence[Block], scorer: Scorer, shown: set[str]) -> list[Block]:
-    """The context's best passage not quoted yet, extended as the first one is, when it matches the question at
-    least FURTHER_SHARE as well as the context's best passage does; else []."""
-    window, best = _best_window(blocks, scorer, shown), _best_window(blocks, scorer, set())
-    if window is None or best is None or window.score < FURTHER_SHARE * best.score or window.score <= 0:
+def best_score(blocks: Sequence[Block], scorer: Scorer) -> float:
+    """How well the context's best passage matches the question (0.0 when it has none)."""
+    window = _best_window(blocks, scorer, set())
+    return window.score if window is not None else 0.0
+
+
+def further(blocks: Sequence[Block], scorer: Scorer, shown: set[str], bar: float) -> list[Block]:
+    """The context's best passage not quoted yet, extended as the first one is, when it scores above `bar`;
+    else []."""
+    window = _best_window(blocks, scorer, shown)
+    if window is None or window.score < bar or window.score <= 0:
         return []
     start, end = _extend(blocks, window, shown, scorer)
     return [b for b in blocks[start : end + 1] if not _seen(block_key(b), shown)]

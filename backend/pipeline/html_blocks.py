@@ -9,6 +9,16 @@ from html.parser import HTMLParser
 BLOCK_START = re.compile(r" {0,3}<(?:table|div|p|details|summary|dl|dt|dd|ul|ol|li|h[1-6]|center|blockquote|pre"
                          r"|section|article|figure|img|picture|br|hr)(?=[\s/>]|$)", re.IGNORECASE)
 """A line opening an HTML block (CommonMark's block tags, which end at a blank line)."""
+_TAGS_ONLY = re.compile(r"\s*(?:<\u200b?/?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>\s*)+")
+
+
+def renders_nothing(line: str) -> bool:
+    """A line of HTML tags with no text between them (`<a id="ERR_X"></a>` before each of Node.js's error headings,
+    `<a name="…"></a>` in READMEs), also as the neutraliser writes tags ("<\u200ba …>"): a reader sees nothing of it.
+    An autolink (`<https://…>`, `<me@example.com>`) is no tag."""
+    return _TAGS_ONLY.fullmatch(line) is not None
+
+
 _BREAKS = frozenset({"p", "div", "br", "h1", "h2", "h3", "h4", "h5", "h6", "tr", "table", "ul", "ol", "dl", "dt",
                      "dd", "details", "summary", "center", "blockquote", "section", "article", "figure", "hr"})
 _SKIPPED = frozenset({"script", "style", "svg"})

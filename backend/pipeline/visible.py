@@ -1,14 +1,15 @@
 """What a reader of a markdown document sees: HTML comments and link reference definitions never show on the
 rendered page, so they are dropped before the document is chunked (Node.js's docs keep each API's version
 history in a `<!-- YAML … -->` comment, and many READMEs end in a block of `[label]: url` lines; quoted, they
-read as noise, and embedded, they dilute the passage around them). HTML blocks show as what they render."""
+read as noise, and embedded, they dilute the passage around them). HTML blocks show as what they render, and a
+line of tags alone (an empty anchor) as nothing."""
 
 from __future__ import annotations
 
 import re
 
 from backend.pipeline.excerpts import FENCE, closing_fence
-from backend.pipeline.html_blocks import BLOCK_START, html_block_markdown
+from backend.pipeline.html_blocks import BLOCK_START, html_block_markdown, renders_nothing
 
 _COMMENT_START = re.compile(r" {0,3}<!--")
 _COMMENT_END = "-->"
@@ -106,6 +107,8 @@ def visible_markdown(text: str) -> str:
             kept.append(html_block_markdown("".join([line, *lines[index:end]])) + "\n")
             index = end
             continue
+        if renders_nothing(body):
+            continue  # an empty anchor: the link target of a heading, nothing to read
         if fence := FENCE.fullmatch(body):
             closing = closing_fence(fence.group(1))
         kept.append(line if fence else link_texts(line))

@@ -1,9 +1,12 @@
 """HTML blocks in markdown are chunked as what their reader sees: tables as markdown tables, images by their
-alt text, tags gone, reference links as their text; fenced code and inline HTML are left as they are."""
+alt text, tags gone, empty anchors gone, reference links as their text; fenced code and inline HTML are left as
+they are."""
 
 from __future__ import annotations
 
+from backend.pipeline.excerpts import segment
 from backend.pipeline.html_blocks import html_block_markdown
+from backend.pipeline.sanitize import neutralise
 from backend.pipeline.visible import link_texts, visible_markdown
 
 CONSTANTS = """The following constants are meant for use with `mode`.
@@ -57,3 +60,33 @@ def test_reference_links_read_as_their_text_and_code_keeps_its_brackets() -> Non
         "For example, `assert.deepEqual()` behaves like `assert.deepStrictEqual()`.\n"
         "See the guide, `arr[0][1]` and [x](https://example.org).\n\n```js\nconst y = a[0][1];\n```\n\n")
     assert link_texts("a \x000\x00 [b][]") == "a \x000\x00 b"  # odd characters pass through unharmed
+
+
+ANCHORED = """Script execution timed out, possibly due to bugs in the script being executed.
+
+<a id="ERR_SERVER_ALREADY_LISTEN"></a>
+
+### `ERR_SERVER_ALREADY_LISTEN`
+
+The `server.listen()` method was called while a `net.Server` was already listening.
+See <https://nodejs.org/api/net.html> or write to <docs@example.org>.
+
+```html
+<a id="kept-in-code"></a>
+```
+"""
+
+
+def test_an_empty_anchor_is_read_as_nothing_and_autolinks_and_code_are_kept() -> None:
+    text = visible_markdown(ANCHORED)
+    assert 'id="ERR_SERVER_ALREADY_LISTEN"' not in text and "### `ERR_SERVER_ALREADY_LISTEN`" in text
+    assert "<https://nodejs.org/api/net.html>" in text and "<docs@example.org>" in text
+    assert '<a id="kept-in-code"></a>' in text
+
+
+def test_an_anchor_already_stored_in_a_chunk_is_never_quoted() -> None:
+    # Chunks indexed before anchors were dropped hold them as the neutraliser wrote them.
+    chunk = neutralise(ANCHORED.split("```")[0])
+    blocks = segment(chunk)
+    assert blocks and not any("ERR_SERVER_ALREADY_LISTEN\"" in b.text for b in blocks)
+    assert any(b.text.startswith("The `server.listen()` method") for b in blocks)

@@ -250,9 +250,17 @@ def code_names(question: str) -> list[str]:
     return list(dict.fromkeys(next(g for g in m.groups() if g) for m in _CODE_NAME.finditer(question)))
 
 
+_DOTTED_BEFORE = r"(?<![\w.$])"
+_BARE_BEFORE = r"(?<![\w$])"
+
+
 def quoted_by(names: Sequence[str], texts: Sequence[str]) -> bool:
-    """Whether one of `names` occurs verbatim (same case, not inside a longer name) in one of `texts`."""
-    return any(re.search(rf"(?<![\w.$]){re.escape(name)}(?![\w$])", text) for name in names for text in texts)
+    """Whether one of `names` occurs verbatim (same case, not inside a longer name) in one of `texts`; a name the
+    question writes bare is also quoted qualified ("toString()" by `buf.toString()`: the asker left out the object,
+    the docs name it), a dotted one only as written."""
+    patterns = [re.compile((_DOTTED_BEFORE if "." in name else _BARE_BEFORE) + re.escape(name) + r"(?![\w$])")
+                for name in names]
+    return any(pattern.search(text) for pattern in patterns for text in texts)
 
 
 def support_signals(question: str, texts: Sequence[str], scores: Sequence[float], kept: Sequence[int],

@@ -123,6 +123,10 @@ def test_a_name_beside_code_the_evidence_quotes_is_the_askers_setting_not_the_su
     assert support(asked, [other], [0.6], threshold=0.5, vocabulary=vocabulary).signals["absent_name"] == 1.0
     # Same case only: the evidence naming `Watch` or `fs.watchFile` does not quote fs.watch.
     assert not quoted_by(["fs.watch"], ["fs.watchFile(filename)", "FS.WATCH()"])
+    # A bare call is quoted by its qualified form (the asker leaves out the object); a dotted one only as written.
+    assert quoted_by(["toString"], ["`buf.toString([encoding])` decodes the buffer."])
+    assert not quoted_by(["toString"], ["buf.toStringTag", "ToString"])
+    assert not quoted_by(["fs.watch"], ["nodefs.watch()", "x.fs.watchers"])
 
 
 def test_a_maintainer_note_is_kept_without_pushing_out_the_pages() -> None:

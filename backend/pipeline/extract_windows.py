@@ -189,7 +189,7 @@ def choose(blocks: Sequence[Block], scorer: Scorer, shown: set[str]) -> tuple[li
         return [], []
     start, end = _extend(blocks, window, shown, scorer)
     stop = _follow(blocks, start, end, shown)
-    first = [b for b in blocks[start : stop + 1] if not _seen(block_key(b), shown)]
+    first = _unannounced([b for b in blocks[start : stop + 1] if not _seen(block_key(b), shown)])
     return first, _complement(blocks, scorer, shown | {block_key(b) for b in blocks[start : stop + 1]}, first)
 
 
@@ -200,7 +200,7 @@ def _complement(blocks: Sequence[Block], scorer: Scorer, shown: set[str], first:
     if window is None or window.score < COMPLEMENT_SHARE * scorer.exact_weight:
         return []
     start, end = _extend(blocks, window, shown, scorer)
-    return [b for b in blocks[start : end + 1] if not _seen(block_key(b), shown)]
+    return _unannounced([b for b in blocks[start : end + 1] if not _seen(block_key(b), shown)])
 
 
 def lead_in(blocks: Sequence[Block], first: Block, shown: set[str]) -> list[Block]:
@@ -227,12 +227,22 @@ def best_score(blocks: Sequence[Block], scorer: Scorer) -> float:
 
 def further(blocks: Sequence[Block], scorer: Scorer, shown: set[str], bar: float) -> list[Block]:
     """The context's best passage not quoted yet, extended as the first one is, when it scores above `bar`;
-    else []."""
+    else []. It never ends on a sentence announcing what it leaves out ("It may have one of the following
+    messages:")."""
     window = _best_window(blocks, scorer, shown)
     if window is None or window.score < bar or window.score <= 0:
         return []
     start, end = _extend(blocks, window, shown, scorer)
-    return [b for b in blocks[start : end + 1] if not _seen(block_key(b), shown)]
+    chosen = _unannounced([b for b in blocks[start : end + 1] if not _seen(block_key(b), shown)])
+    return [] if chosen[-1:] and chosen[-1].introduces else chosen
+
+
+def _unannounced(chosen: list[Block]) -> list[Block]:
+    """The passage without the sentences at its end that announce what it does not hold (the context was cut
+    before the list or code they introduce); a passage of one such sentence stays as it is."""
+    while len(chosen) > 1 and chosen[-1].introduces:
+        chosen = chosen[:-1]
+    return chosen
 
 
 def _extend(blocks: Sequence[Block], window: _Window, shown: set[str], scorer: Scorer) -> tuple[int, int]:

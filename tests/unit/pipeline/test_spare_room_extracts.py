@@ -76,3 +76,28 @@ def test_the_spare_room_never_takes_the_answer_past_its_budget() -> None:
     pages = [(f"Page {n}", STREAMING.replace("producer", f"producer{n}") * 6) for n in range(6)]
     text = answer("When should I wrap a producer in keep_session?", *pages)
     assert len(NO_LLM_NOTICE) + len(text) <= MAX_ANSWER_CHARS
+
+
+PORTS = """Serving
+-------
+
+The ``serve`` command starts the development server on port 5000, the default
+port, and reloads it when the code changes.
+
+Other Options
+-------------
+
+Colours of the console can be changed in the theme.
+
+Port in Use
+-----------
+
+If another program already holds port 5000, the server stops when it starts.
+It prints one of the following messages:
+"""
+
+
+def test_a_further_passage_never_ends_on_a_sentence_announcing_what_it_leaves_out() -> None:
+    text = answer("Why does the development server on port 5000 stop when it starts?", ("Serving", PORTS))
+    assert "If another program already holds port 5000, the server stops when it starts." in text
+    assert "one of the following messages" not in text

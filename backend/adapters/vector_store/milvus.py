@@ -21,6 +21,25 @@ from backend.pipeline.types import Chunk, CollectionInfo, Hit, HybridHit
 
 logger = logging.getLogger(__name__)
 
+
+class _OnceOnly(logging.Filter):
+    """Lets a message through the first time only. pymilvus warns "failed to get mvccTs from milvus server, use
+    client-side ts instead" on every chunk read from Milvus Lite, which keeps no session timestamps (the client's
+    clock is right for it): once tells a server's operator, every read only buries the log."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text, self.seen = text, False
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if self.text not in record.getMessage():
+            return True
+        first, self.seen = not self.seen, True
+        return first
+
+
+logging.getLogger("pymilvus.client.iterator.query_iterator").addFilter(_OnceOnly("failed to get mvccTs"))
+
 TEXT_MAX_LENGTH = 65535
 ID_MAX_LENGTH = 128
 SCALAR_FILTER_FIELDS = ("source_id", "generation", "kind")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Iterator
 
@@ -376,3 +377,16 @@ def test_chunk_vectors_read_the_stored_vectors_by_id(store: VectorStore, name: s
     assert found[0].vector == pytest.approx(stored[1].vector, abs=1e-6)
     assert found[0].hit.metadata["chunk_index"] == 1
     assert store.chunk_vectors(name, []) == []
+
+
+def test_reading_chunks_warns_of_a_missing_session_timestamp_once_at_most(
+        milvus_uri: str, name: str, caplog: pytest.LogCaptureFixture) -> None:
+    # Milvus Lite keeps no session timestamps: pymilvus warns on every chunk read, which buried the worker's log.
+    milvus = MilvusVectorStore(uri=milvus_uri)
+    milvus.ensure_collection(name, dimension=DIM)
+    milvus.upsert(name, [chunk(i, f"passage {i}") for i in range(3)])
+    with caplog.at_level(logging.WARNING, logger="pymilvus"):
+        for _ in range(3):
+            assert sum(len(batch) for batch in milvus.scan(name, batch_size=2)) == 3
+    assert sum("mvccTs" in record.getMessage() for record in caplog.records) <= 1
+    milvus.drop_collection(name)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from urllib.parse import urldefrag
 
 import pypdf
@@ -17,6 +17,7 @@ from pypdf.errors import DeprecationError as PypdfDeprecationError
 from backend.pipeline.budget import IngestBudget, TextMeter
 from backend.pipeline.errors import PermanentServiceError
 from backend.pipeline.ingest_types import ContentType, Document
+from backend.pipeline.page_furniture import strip_furniture
 
 MIB = 1024 * 1024
 _HEADER_WINDOW = 1024
@@ -58,7 +59,8 @@ class PypdfExtractor:
     Each page with text becomes a Document: key "page-<n>", page n (1-based, physical page, not the printed
     label, because `#page=<n>` in viewers means the physical page), link "<link>#page=<n>", title
     "<title> — page <n>" so a reference list is readable without knowing about the page field, and text
-    cleaned by `clean_text`. Pages without text are skipped; a file with no text at all is refused as scanned.
+    cleaned by `clean_text`, without the running headers, footers and page numbers (`strip_furniture`).
+    Pages without text are skipped; a file with no text at all is refused as scanned.
     The whole file is refused on any read error (PyPDFLoader yields pages from one generator, so a page that
     fails ends the iteration).
     """
@@ -139,11 +141,11 @@ class PypdfExtractor:
             raise PermanentServiceError(f'"{name}" has {count:,} pages; the limit is {self.max_pages:,}.')
 
 
-def _to_documents(pages: Iterable[LoaderDocument], *, title: str, link: str) -> Iterable[Document]:
+def _to_documents(pages: Sequence[LoaderDocument], *, title: str, link: str) -> Iterable[Document]:
     base, _fragment = urldefrag(link)
-    for index, page in enumerate(pages):
+    texts = strip_furniture([clean_text(page.page_content) for page in pages])
+    for index, (page, text) in enumerate(zip(pages, texts, strict=True)):
         number = int(page.metadata.get("page", index)) + 1
-        text = clean_text(page.page_content)
         if text:
             yield Document(
                 key=f"page-{number}",

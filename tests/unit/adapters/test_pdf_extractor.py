@@ -199,7 +199,7 @@ def test_size_cap_small_limits_read_naturally(tmp_path: Path) -> None:
 
 
 def test_page_cap(tmp_path: Path) -> None:
-    path = pdfs.write_pdf(tmp_path / "long.pdf", [[f"Page {n}"] for n in range(1, 6)])
+    path = pdfs.write_pdf(tmp_path / "long.pdf", [[f"Section {n} body"] for n in range(1, 6)])
 
     assert _refusal(path, max_pages=3) == '"Manual" has 5 pages; the limit is 3.'
     assert [d.page for d in _extract(path, max_pages=5)] == [1, 2, 3, 4, 5]
@@ -223,3 +223,10 @@ def test_missing_file_and_directory_are_refused(tmp_path: Path) -> None:
 )
 def test_clean_text(raw: str, clean: str) -> None:
     assert clean_text(raw) == clean
+
+
+def test_running_heads_and_page_numbers_are_not_part_of_the_text(tmp_path: Path) -> None:
+    pages = [[f"Field Guide {n}", f"Birds of page {n} nest in reeds.", f"- {n} -"] for n in range(1, 6)]
+    documents = _extract(pdfs.write_pdf(tmp_path / "guide.pdf", pages))
+    assert [d.text for d in documents] == [f"Birds of page {n} nest in reeds." for n in range(1, 6)]
+    assert [d.page for d in documents] == [1, 2, 3, 4, 5]

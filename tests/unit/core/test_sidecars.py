@@ -159,9 +159,10 @@ def test_milvus_lite_stops_cleanly_even_when_started_with_sigint_ignored(
     finally:
         signal.signal(signal.SIGINT, previous)
     stopped_after.append(sidecar)
-    started = time.monotonic()
     sidecar.stop()
-    assert sidecar.process.returncode == 0 and time.monotonic() - started < 8  # no kill after the grace period
+    # Exit status 0, not -9: it stopped on the signal, not by the SIGKILL after the grace period. (A time bound
+    # here failed once on a loaded machine although the sidecar had stopped cleanly.)
+    assert sidecar.process.returncode == 0
     _assert_fully_stopped(sidecar)
 
 

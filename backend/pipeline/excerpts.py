@@ -75,6 +75,7 @@ _PROMPTS = (">>> ", "$ ")
 MAX_NESTING = 6
 _QUOTED = re.compile(r"^(?:>(?!>>)\s?)+(?:\[![A-Z]+\]\s*)?")  # a markdown quote's markers (and GitHub's [!NOTE])
 _HYPHENATED = re.compile(r"(?<=[a-z])-\n(?=[a-z])")
+_NUMBERED_HEADING = re.compile(r"\d{1,2}(?:\.\d{1,2}){1,3}\.?\s+[A-Z]")  # "2.1 Syntax"; "2 Syntax" may be a count
 
 
 def _indent(line: str) -> int:
@@ -382,8 +383,12 @@ def _prose(lines: list[str]) -> list[tuple[str, str]]:
 
 
 def _soft_heading(lines: list[str], i: int, widest: int) -> bool:
+    """A short unpunctuated line between sentences; a numbered one ("3.3 Invoking asn1Decoding") also before a
+    line that opens with a name in lower case ("asn1Decoding generates …")."""
     line = lines[i]
-    between = i + 1 < len(lines) and (i == 0 or ends_sentence(lines[i - 1])) and starts_sentence(lines[i + 1])
+    numbered = _NUMBERED_HEADING.match(line) is not None
+    between = i + 1 < len(lines) and (i == 0 or ends_sentence(lines[i - 1])) \
+        and (numbered or starts_sentence(lines[i + 1]))
     return between and len(line) < 0.6 * widest and len(line.split()) <= 8 and line[-1].isalnum() \
         and (line[0].isupper() or line[0].isdigit())
 

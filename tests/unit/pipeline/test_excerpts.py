@@ -134,6 +134,15 @@ def test_pdf_lines_are_joined_hyphenation_undone_and_short_title_lines_start_sec
     assert blocks[1].heading == "2.3 Configuring the broker" and blocks[0].section != blocks[1].section
 
 
+def test_a_numbered_pdf_heading_starts_a_section_before_a_name_in_lower_case() -> None:
+    text = ("The tool reads definitions from a file.\n3.3 Invoking asn1Decoding\nasn1Decoding builds a structure "
+            "from a DER file.\nIt prints the structure.\n3 Workers\nstart at once.")
+    blocks = segment(text)
+    assert blocks[1].text == "asn1Decoding builds a structure from a DER file."  # the heading is not glued on
+    assert blocks[1].heading == "3.3 Invoking asn1Decoding" and blocks[0].section != blocks[1].section
+    assert blocks[-1].text == "3 Workers start at once."  # a count opening a sentence is no heading
+
+
 def test_each_passage_of_a_page_is_its_own_section_with_its_own_cut_ends() -> None:
     text = "Workers restart when idle. They reload" + PASSAGE_BREAK + "the code and then. Brokers queue tasks."
     blocks = segment(text)

@@ -372,7 +372,7 @@ def _prose(lines: list[str]) -> list[tuple[str, str]]:
     pieces: list[tuple[str, str]] = []
     run: list[str] = []
     for i, line in enumerate(lines):
-        if _soft_heading(lines, i, widest):
+        if _soft_heading(lines, i, widest, after_heading=bool(pieces) and not run and pieces[-1][0] == "heading"):
             pieces.extend(("sentence", s) for s in sentences_of(_joined(run)))
             pieces.append(("heading", line))
             run = []
@@ -382,12 +382,13 @@ def _prose(lines: list[str]) -> list[tuple[str, str]]:
     return pieces
 
 
-def _soft_heading(lines: list[str], i: int, widest: int) -> bool:
-    """A short unpunctuated line between sentences; a numbered one ("3.3 Invoking asn1Decoding") also before a
-    line that opens with a name in lower case ("asn1Decoding generates …")."""
+def _soft_heading(lines: list[str], i: int, widest: int, *, after_heading: bool = False) -> bool:
+    """A short unpunctuated line between sentences (or right after a heading: "3 Utilities", then "3.1 Invoking
+    asn1Parser"); a numbered one ("3.3 Invoking asn1Decoding") also before a line that opens with a name in
+    lower case ("asn1Decoding generates …")."""
     line = lines[i]
     numbered = _NUMBERED_HEADING.match(line) is not None
-    between = i + 1 < len(lines) and (i == 0 or ends_sentence(lines[i - 1])) \
+    between = i + 1 < len(lines) and (i == 0 or after_heading or ends_sentence(lines[i - 1])) \
         and (numbered or starts_sentence(lines[i + 1]))
     return between and len(line) < 0.6 * widest and len(line.split()) <= 8 and line[-1].isalnum() \
         and (line[0].isupper() or line[0].isdigit())

@@ -141,6 +141,9 @@ def test_a_numbered_pdf_heading_starts_a_section_before_a_name_in_lower_case() -
     assert blocks[1].text == "asn1Decoding builds a structure from a DER file."  # the heading is not glued on
     assert blocks[1].heading == "3.3 Invoking asn1Decoding" and blocks[0].section != blocks[1].section
     assert blocks[-1].text == "3 Workers start at once."  # a count opening a sentence is no heading
+    nested = segment("3 Utilities\n3.1 Invoking asn1Parser\nasn1Parser reads a single file of definitions.")
+    assert [(b.heading, b.text) for b in nested] == [("3.1 Invoking asn1Parser",
+                                                      "asn1Parser reads a single file of definitions.")]
 
 
 def test_each_passage_of_a_page_is_its_own_section_with_its_own_cut_ends() -> None:

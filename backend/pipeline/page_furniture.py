@@ -15,7 +15,8 @@ MIN_SHARE = 0.1
 MAX_LINE_CHARS = 100
 EDGE_ROUNDS = 2  # a header of two lines ("Manual title", then "Chapter 3")
 _NUMBER_AT_END = re.compile(r"(?:^|\s)(\d{1,5})\s*$")
-_PAGE_LABEL = re.compile(r"(?:page\s+)?(?:\d{1,5}|[ivxlcdm]{1,7})(?:\s*(?:/|of)\s*\d{1,5})?|[-–—]\s*\d{1,5}\s*[-–—]",
+_ROMAN = r"(?=[ivxlcdm])m{0,3}(?:cm|cd|d?c{0,3})(?:xc|xl|l?x{0,3})(?:ix|iv|v?i{0,3})"  # a well-formed one: not "mild"
+_PAGE_LABEL = re.compile(rf"(?:page\s+)?(?:\d{{1,5}}|{_ROMAN})(?:\s*(?:/|of)\s*\d{{1,5}})?|[-–—]\s*\d{{1,5}}\s*[-–—]",
                          re.IGNORECASE)
 
 

@@ -44,5 +44,12 @@ def test_a_phrase_repeated_on_a_few_pages_or_inside_them_is_content() -> None:
     assert all("Returns: 0 on success." in page for page in stripped)
 
 
+def test_only_well_formed_page_labels_are_labels() -> None:
+    pages = [f"Notes {n}\n{'mild' if n == 4 else 'xiv'}\nThe valve opens at step {n}." for n in range(1, 8)]
+    stripped = strip_furniture(pages)
+    assert stripped[3] == "mild\nThe valve opens at step 4."  # a word of Roman-numeral letters is no page label
+    assert stripped[0] == "The valve opens at step 1."  # "Notes 1" ends with the page number, then "xiv" is one
+
+
 def test_short_documents_are_left_as_they_are() -> None:
     assert strip_furniture(["Title\nText\n1", "Title\nMore\n2"]) == ["Title\nText\n1", "Title\nMore\n2"]

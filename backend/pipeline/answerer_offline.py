@@ -86,7 +86,8 @@ def _quotes(candidates: list[AnswerContext], parsed: list[list[Block]], scorer: 
             shown: set[str]) -> tuple[list[_Quote], int]:
     """Each context's best passage (and a second one for what it lacks), in the room left for it; and the
     answer's room left over."""
-    room, quotes = MAX_ANSWER_CHARS - len(NO_LLM_NOTICE), list[_Quote]()
+    quotes: list[_Quote]
+    room, quotes = MAX_ANSWER_CHARS - len(NO_LLM_NOTICE), []
     for position, (context, blocks) in enumerate(zip(candidates, parsed, strict=True)):
         chosen, extra = choose(blocks, scorer, shown)
         later = min(MAX_CONTEXTS - len(quotes), len(candidates) - position) - 1

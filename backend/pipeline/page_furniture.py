@@ -32,14 +32,14 @@ def _edges(lines: list[str]) -> tuple[int, int]:
     return (filled[0], filled[-1]) if filled else (-1, -1)
 
 
-def _page_offset(pages: Sequence[list[str]]) -> int | None:
+def _page_offset(edge_lines: Sequence[tuple[str, ...]]) -> int | None:
     """Physical page minus printed page number, when the pages' edge lines end with numbers that agree on one
     (page 12 printed "9", page 13 "10" …) on at least MIN_PAGES pages; else None."""
     offsets: Counter[int] = Counter()
-    for index, lines in enumerate(pages):
-        for edge in set(_edges(lines)) - {-1}:
-            found = _NUMBER_AT_END.search(lines[edge])
-            if found and len(lines[edge]) <= MAX_LINE_CHARS:
+    for index, lines in enumerate(edge_lines):
+        for line in set(lines):
+            found = _NUMBER_AT_END.search(line)
+            if found and len(line) <= MAX_LINE_CHARS:
                 offsets[index + 1 - int(found.group(1))] += 1
     if not offsets:
         return None
@@ -61,10 +61,10 @@ def _furniture(line: str, number: int, offset: int | None, repeated: set[str]) -
     return _shape(text) in repeated
 
 
-def _repeated(pages: Sequence[list[str]], side: int) -> set[str]:
+def _repeated(edge_lines: Sequence[tuple[str, ...]], side: int) -> set[str]:
     """The lines at one edge (0 top, 1 bottom) that recur on enough pages to be furniture."""
-    shapes = Counter(_shape(lines[_edges(lines)[side]]) for lines in pages if _edges(lines)[side] >= 0)
-    needed = max(MIN_PAGES, MIN_SHARE * len(pages))
+    shapes = Counter(_shape(lines[side]) for lines in edge_lines if lines)
+    needed = max(MIN_PAGES, MIN_SHARE * len(edge_lines))
     return {shape for shape, count in shapes.items() if count >= needed}
 
 
@@ -75,12 +75,14 @@ def strip_furniture(texts: Sequence[str]) -> list[str]:
     if len(pages) < MIN_PAGES:
         return list(texts)
     for _ in range(EDGE_ROUNDS):
-        offset = _page_offset(pages)
-        repeated = (_repeated(pages, 0), _repeated(pages, 1))
-        for index, lines in enumerate(pages):
-            top, bottom = _edges(lines)
+        edges = [_edges(lines) for lines in pages]
+        edge_lines = [tuple(lines[i] for i in edge) if edge[0] >= 0 else ()
+                      for lines, edge in zip(pages, edges, strict=True)]
+        offset = _page_offset(edge_lines)
+        repeated = (_repeated(edge_lines, 0), _repeated(edge_lines, 1))
+        for index, (lines, edge) in enumerate(zip(pages, edges, strict=True)):
             # The first page's first line is the document's title, which running heads repeat: it stays.
-            drop = {edge for side, edge in enumerate((top, bottom)) if edge >= 0 and _furniture(
-                lines[edge], index + 1, offset, set() if (index, side) == (0, 0) else repeated[side])}
+            drop = {at for side, at in enumerate(edge) if at >= 0 and _furniture(
+                lines[at], index + 1, offset, set() if (index, side) == (0, 0) else repeated[side])}
             pages[index] = [line for i, line in enumerate(lines) if i not in drop]
     return ["\n".join(lines).strip() for lines in pages]

@@ -8,9 +8,14 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from django.contrib.auth.models import AbstractUser
+from django.core.cache import cache
+from pytest_django.fixtures import DjangoCaptureOnCommitCallbacks
+from pytest_django.fixtures import Settings as SettingsWrapper
 
 from backend.gurus.models import Guru
 from tests.factories import GuruFactory, UserFactory
+from tests.fakes.openai_server import OpenAIFakeServer
+from tests.integration.answering.answer_support import make_indexed_guru
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page
@@ -41,3 +46,12 @@ def readme_image(page: Page) -> Callable[[str, str], Path]:
         return path
 
     return take
+
+
+@pytest.fixture
+def docs_guru(django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks, settings: SettingsWrapper,
+              openai_server: OpenAIFakeServer) -> Guru:
+    """An indexed guru answering with the OpenAI wire fake (the guru page's LLM tests)."""
+    cache.clear()
+    settings.OPENGURU_LLM = openai_server.llm_settings()
+    return make_indexed_guru(django_capture_on_commit_callbacks)

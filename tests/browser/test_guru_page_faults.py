@@ -7,16 +7,13 @@ import re
 from typing import TYPE_CHECKING
 
 import pytest
-from django.core.cache import cache
-from pytest_django.fixtures import DjangoCaptureOnCommitCallbacks
-from pytest_django.fixtures import Settings as SettingsWrapper
 
 from backend.adapters.llm.fake import ScriptedReply
 from backend.answering.models import AnswerState, Question
 from backend.core.errors import PUBLIC_MESSAGES
 from backend.gurus.models import Guru
 from tests.fakes.openai_server import OpenAIFakeServer
-from tests.integration.answering.answer_support import QUESTION, grades, make_indexed_guru
+from tests.integration.answering.answer_support import QUESTION, grades
 from tests.support.browser import playwright_sync_api
 from tests.support.restartable_server import uvicorn_server
 
@@ -27,14 +24,6 @@ expect = playwright_sync_api().expect
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 STREAMING = re.compile(r"\bstreaming\b")
-
-
-@pytest.fixture
-def docs_guru(django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks, settings: SettingsWrapper,
-              openai_server: OpenAIFakeServer) -> Guru:
-    cache.clear()
-    settings.OPENGURU_LLM = openai_server.llm_settings()
-    return make_indexed_guru(django_capture_on_commit_callbacks)
 
 
 def _ask(page: Page, question: str) -> None:

@@ -7,14 +7,11 @@ import re
 from typing import TYPE_CHECKING
 
 import pytest
-from django.core.cache import cache
-from pytest_django.fixtures import DjangoCaptureOnCommitCallbacks
-from pytest_django.fixtures import Settings as SettingsWrapper
 
 from backend.adapters.llm.fake import ScriptedReply
 from backend.gurus.models import Guru
 from tests.fakes.openai_server import OpenAIFakeServer
-from tests.integration.answering.answer_support import grades, make_indexed_guru
+from tests.integration.answering.answer_support import grades
 from tests.support.browser import playwright_sync_api
 
 if TYPE_CHECKING:
@@ -23,14 +20,6 @@ if TYPE_CHECKING:
 expect = playwright_sync_api().expect
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture
-def docs_guru(django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks, settings: SettingsWrapper,
-              openai_server: OpenAIFakeServer) -> Guru:
-    cache.clear()
-    settings.OPENGURU_LLM = openai_server.llm_settings()
-    return make_indexed_guru(django_capture_on_commit_callbacks)
 
 
 def test_each_research_step_shows_as_thinking_then_the_cited_answer(

@@ -16,7 +16,19 @@ import pytest
 from tests.fakes.pdfs import write_pdf
 from tests.support.git_servers import free_port
 from tests.support.processes import descendants, running
-from tests.support.product import REPO, Browser, Product, child_pid, environment, eventually, launch, manage, stop
+from tests.support.product import (
+    REPO,
+    Browser,
+    Product,
+    ask_on_guru_page,
+    child_pid,
+    create_guru,
+    environment,
+    eventually,
+    launch,
+    manage,
+    stop,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -70,6 +82,20 @@ def test_new_user_journey(product: Product) -> None:
 
     browser.submit(f"/admin/gurus/guru/{guru_id}/delete/", {"post": "yes"})
     eventually(lambda: "No gurus yet" in _collections(product), "drop")
+
+
+def test_a_pdf_manual_is_answered_without_its_running_heads(product: Product) -> None:
+    # The worker reads the PDF (running heads and page numbers stripped), the web process answers offline: the
+    # answer quotes the page's text and none of the furniture.
+    create_guru(product, "pumps", "Pumps", "Pump manual")
+    pages = [["Pump Manual", f"Section {n} describes part {n} of the pump.", f"- {n} -"] for n in range(1, 5)]
+    pages[2][1:2] = ["If the pump leaks at the shaft, replace the seal before restarting the pump."]
+    manage(product, "add_source", "pumps", str(write_pdf(product.data_dir.parent / "pumps.pdf", pages)))
+    events = ask_on_guru_page(product, "pumps", "The pump leaks at the shaft. What should I replace?")
+    assert events[-1][0] == "done", events[-3:]
+    text = "".join(str(data.get("text", "")) for kind, data in events if kind == "delta")
+    assert "**pumps.pdf — page 3** [1]" in text and "replace the seal before restarting the pump" in text
+    assert "Pump Manual" not in text and "- 3 -" not in text
 
 
 def test_static_files_are_collected_and_sent_compressed(product: Product) -> None:

@@ -107,7 +107,7 @@
         await this.httpError(response, turn);
         return;
       }
-      await readEventStream(response.body, (name, raw) => this.onEvent(turn, name, raw));
+      await readEventStream(response.body, (name, raw) => this.onEvent(turn, name, raw), () => turn.finished);
       if (!turn.finished) turn.fail(TEXT.interrupted);
     }
 

@@ -361,3 +361,26 @@ def test_sse_parser_handles_chunks_split_anywhere(page: Page) -> None:
         ["done", {"multi": True}],
         ["message", {"no": "name"}],
     ]
+
+
+@pytest.mark.browser
+def test_sse_reading_stops_at_the_last_event_when_the_server_is_slow_to_close(page: Page) -> None:
+    # A server can keep the stream open a moment after `done`; until reading ends, the page refuses the next question.
+    page.set_content("<!doctype html><html><body></body></html>")
+    page.add_script_tag(content=SSE_JS.read_text(encoding="utf-8"))
+    outcome = page.evaluate("""async () => {
+      let cancelled = false;
+      const body = new ReadableStream({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode('event: delta\\ndata: {"text": "a"}\\n\\n'));
+          controller.enqueue(new TextEncoder().encode('event: done\\ndata: {}\\n\\n'));
+        },
+        cancel() { cancelled = true; },
+      });
+      const names = [];
+      const read = window.OpenGuruSSE.read(body, (name) => names.push(name), () => names.includes("done"));
+      const settled = await Promise.race([read.then(() => "returned"),
+                                          new Promise((resolve) => setTimeout(() => resolve("still reading"), 5000))]);
+      return {settled: settled, names: names, cancelled: cancelled};
+    }""")
+    assert outcome == {"settled": "returned", "names": ["delta", "done"], "cancelled": True}

@@ -156,7 +156,8 @@
         await this.httpError(response, turn);
         return;
       }
-      await readEventStream(response.body, (name, data) => this.onEvent(turn, name, data));
+      await readEventStream(response.body, (name, data) => this.onEvent(turn, name, data),
+        () => turn.finished || turn.failed);
       if (!turn.finished && !turn.failed) turn.fail(ERROR_MESSAGES.interrupted);
     }
 

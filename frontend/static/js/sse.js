@@ -1,6 +1,6 @@
 /* The streaming client shared by the guru page and the widget: Server-Sent Events over fetch
    (EventSource cannot POST) and the helpers both use to read error replies.
-   window.OpenGuruSSE = { createParser(onEvent), read(body, onEvent), readJson(response), retryAfterSeconds(h) } */
+   window.OpenGuruSSE = { createParser(onEvent), read(body, onEvent, isOver), readJson(response), retryAfterSeconds(h) } */
 (function () {
   "use strict";
 
@@ -51,15 +51,22 @@
     return { push: push, end: end };
   }
 
-  /** Read a fetch body to its end, calling onEvent(name, data) for every event. */
-  async function read(body, onEvent) {
+  /** Read a fetch body to its end, calling onEvent(name, data) for every event. When isOver() turns true
+   *  (the answer's last event has come) reading stops at once: the server may take a moment to close the
+   *  stream, and until it does the page would still be busy and refuse the next question. */
+  async function read(body, onEvent, isOver) {
     const reader = body.getReader();
     const decoder = new TextDecoder();
     const parser = createParser(onEvent);
+    const over = isOver || (() => false);
     for (;;) {
       const result = await reader.read();
       if (result.done) break;
       parser.push(decoder.decode(result.value, { stream: true }));
+      if (over()) {
+        reader.cancel().catch(() => undefined);
+        return;
+      }
     }
     parser.push(decoder.decode());
     parser.end();

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from backend.pipeline.excerpts import FENCE, closing_fence
+from backend.pipeline.code_fences import FENCE, CodeBlock, closing_fence, code_blocks, comments_masked, reopened
 from backend.pipeline.ingest_types import ContentType, Document, Segment
 from backend.pipeline.sanitize import neutralise_line, neutralise_with_offsets
 from backend.pipeline.visible import visible_markdown
@@ -50,7 +50,9 @@ def default_chunking(*, embedder_max_tokens: int) -> ChunkingConfig:
 
 @dataclass(frozen=True)
 class TextChunk:
-    """A piece of a document: its text, where it starts in the document and how to cite it."""
+    """A piece of a document: its text, where it starts in the document and how to cite it. The text is the
+    document's from `start`, except that a markdown chunk starting inside a fenced code block begins with that
+    block's opening fence line (see code_fences.reopened)."""
 
     index: int
     text: str
@@ -107,23 +109,33 @@ def split_document(doc: Document, config: ChunkingConfig, count_tokens: TokenCou
     if not doc.text.strip():
         return []
     doc = neutralised(doc)
-    pieces = _splitter(doc, config, count_tokens).split_text(doc.text)
+    blocks = code_blocks(doc.text) if doc.content_type is ContentType.MARKDOWN else []
+    masked = comments_masked(doc.text, blocks)
+    pieces = _splitter(doc, config, count_tokens).split_text(masked)
     chunks: list[TextChunk] = []
     previous = -1
-    for text in pieces:
+    for piece in pieces:
         # langchain's add_start_index assumes the overlap is in characters; ours is in tokens, so
         # locate each chunk ourselves: chunks come in order, each starting after the previous one.
-        start = doc.text.find(text, previous + 1)
-        start = doc.text.find(text) if start < 0 else start
+        start = masked.find(piece, previous + 1)
+        start = masked.find(piece) if start < 0 else start
         previous = max(start, previous)
+        text = doc.text[start : start + len(piece)] if start >= 0 else piece
         if len(text.strip()) < config.min_chars and len(pieces) > 1:
             continue
         text, start = _indented(doc.text, text, start, config, count_tokens)
         chunks.append(TextChunk(index=len(chunks), text=text, start=start, locator=_locator(doc, text, start)))
     if doc.content_type is not ContentType.MARKDOWN:
         return chunks  # only markdown's separators cut before fences (reST underlines may look like one)
-    return [replace(c, index=i, locator=_locator(doc, c.text, c.start))
-            for i, c in enumerate(_fences_closed(doc.text, chunks, config, count_tokens))]
+    closed = _fences_closed(doc.text, chunks, config, count_tokens)
+    return [replace(c, index=i, text=_reopened(c, blocks, config, count_tokens), locator=_locator(doc, c.text, c.start))
+            for i, c in enumerate(closed)]
+
+
+def _reopened(chunk: TextChunk, blocks: list[CodeBlock], config: ChunkingConfig, count_tokens: TokenCounter) -> str:
+    """The chunk's text, behind its code block's opening fence when it starts inside one and that still fits."""
+    text = reopened(chunk.text, chunk.start, blocks)
+    return text if text == chunk.text or count_tokens(text) <= config.max_tokens else chunk.text
 
 
 def _closing_fence_lines(text: str) -> dict[int, int]:

@@ -6,6 +6,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from backend.pipeline.code_fences import reopening
 from backend.pipeline.text import content_key, same_content
 from backend.pipeline.types import SUMMARY_GENERATION, SourceKind
 
@@ -72,8 +73,21 @@ def overlap_length(left: str, right: str) -> int:
     return next((size for size in range(limit, 20, -1) if left.endswith(right[:size])), 0)
 
 
+def _aligned(left: str, right: str) -> str:
+    """`right`, the document's chunk after `left`, without the fence it reopens (see code_fences.reopened)
+    when `left` ends inside that block and the two do not already overlap as they are."""
+    return right if overlap_length(left, right) else right[reopening(left, right):]
+
+
+def unrepeated(left: str, right: str) -> str:
+    """What `right`, the document's chunk after `left`, adds to it: without their overlap or a reopened fence."""
+    right = _aligned(left, right)
+    return right[overlap_length(left, right):]
+
+
 def _join(left: str, right: str) -> str:
     """Concatenate consecutive chunks without repeating their overlap."""
+    right = _aligned(left, right)
     if size := overlap_length(left, right):
         return left + right[size:]
     return f"{left}\n\n{right}" if right[:1] in (" ", "\t") else f"{left}\n{right}"  # an indented block stands apart

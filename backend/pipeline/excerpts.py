@@ -6,6 +6,7 @@ import enum
 import re
 from dataclasses import dataclass, field
 
+from backend.pipeline.code_fences import FENCE
 from backend.pipeline.contexts import PASSAGE_BREAK
 from backend.pipeline.html_blocks import renders_nothing
 from backend.pipeline.rst_inline import inline_markup
@@ -37,14 +38,6 @@ class Block:
     def introduces(self) -> bool:
         """Whether it announces what follows ("Run this:"), so the block after it belongs to it."""
         return self.kind in (BlockKind.SENTENCE, BlockKind.ITEM) and self.text.rstrip("*_ ").endswith(":")
-
-
-FENCE = re.compile(r" {0,3}(`{3,}|~{3,})\s*([\w+#.-]*)[^`]*")
-
-
-def closing_fence(mark: str) -> re.Pattern[str]:
-    """The line that closes a fence opened with `mark`: the same character, at least as many of it."""
-    return re.compile(rf"^ {{0,3}}{re.escape(mark[0])}{{{len(mark)},}}[ \t]*$", re.MULTILINE)
 
 
 _ATX = re.compile(r" {0,3}#{1,6}(?:\s+(.*))?")

@@ -8,13 +8,13 @@ the code; the next chunk of the same document holds it, so the context is comple
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 from backend.pipeline.chunking import next_chunk_id
-from backend.pipeline.contexts import Context, overlap_length
-from backend.pipeline.excerpts import CODE_DIRECTIVES, DIRECTIVE, FENCE, closing_fence
+from backend.pipeline.code_fences import FENCE, closing_fence, open_fence
+from backend.pipeline.contexts import Context, unrepeated
+from backend.pipeline.excerpts import CODE_DIRECTIVES, DIRECTIVE
 
 MAX_FOLLOWING_CODE_CHARS = 500
 """About half a chunk: a context grows by a short example or the tail of a cut block, never by most of another
@@ -30,17 +30,6 @@ def _code_directive(line: str) -> bool:
 def _last_line(text: str) -> str:
     lines = [line for line in text.rstrip().splitlines() if line.strip()]
     return lines[-1] if lines else ""
-
-
-def _open_fence(text: str) -> re.Pattern[str] | None:
-    """The closing line of the fenced block `text` ends inside, or None when every fence it opens is closed."""
-    closing: re.Pattern[str] | None = None
-    for line in text.splitlines():
-        if closing is not None:
-            closing = None if closing.fullmatch(line) else closing
-        elif fence := FENCE.fullmatch(line):
-            closing = closing_fence(fence.group(1))
-    return closing
 
 
 def _indented_block(text: str) -> int:
@@ -72,9 +61,9 @@ def following_code(text: str, following: str) -> str:
     """What to append to `text` from the document's next chunk (`following`): the rest of a code block the
     boundary cut (an open fence, an indented block), or the code block its closing prose introduces; "" when
     there is none, or when it is too long to add whole."""
-    rest = following[overlap_length(text, following):]
+    rest = unrepeated(text, following)
     last = _last_line(text)
-    closing = _open_fence(text)
+    closing = open_fence(text)
     if closing is not None:
         found = closing.search(rest)
         suffix = rest[: found.end()] if found else rest

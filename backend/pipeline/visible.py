@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from backend.pipeline.excerpts import FENCE, closing_fence
+from backend.pipeline.code_fences import FENCE, closing_fence
 from backend.pipeline.html_blocks import BLOCK_START, html_block_markdown, renders_nothing
 
 _COMMENT_START = re.compile(r" {0,3}<!--")

@@ -156,3 +156,46 @@ def test_a_closing_fence_the_splitter_left_alone_is_not_dropped_with_the_short_p
     last_code = max(i for i, c in enumerate(chunks) if "// row 39" in c.text)
     assert chunks[last_code].text.endswith("// row 39\n```")
     assert chunks[-1].text.startswith("### Timers")
+
+
+def _commented_guide(sections: int) -> str:
+    """Sections of prose, each with a Python example whose lines are commented: "# …" reads as a heading to
+    langchain's markdown separators."""
+    parts = []
+    for i in range(sections):
+        parts.append(f"## Step {i}\n\nStep {i} sets the pool for queue q{i}; the broker keeps unacknowledged tasks "
+                     f"until a worker confirms them, and retries back off exponentially when the broker is down.\n")
+        body = "\n".join(f"# Option {j} of step {i}: prefetch {j * 2} tasks\npool.configure(queue='q{i}', "
+                         f"concurrency={j}, prefetch={j * 2})" for j in range(1, 3 + i % 3))
+        parts.append(f"```python\n{body}\n```\n")
+    return "\n".join(parts)
+
+
+def test_chunks_are_not_cut_at_code_comments_and_one_starting_inside_code_reads_as_code() -> None:
+    from backend.pipeline.code_fences import code_blocks
+    from backend.pipeline.contexts import join_chunks
+
+    text = _commented_guide(40)
+    doc = Document(key="guide.md", text=text, title="Guide", link="", content_type=ContentType.MARKDOWN)
+    chunks = split_document(doc, CONFIG, EMBEDDER.count_tokens)
+    blocks = code_blocks(text)
+    inside = [c for c in chunks if any(b.start <= c.start < b.end for b in blocks)]
+    # langchain alone cuts before "# Option …" lines: most chunks started inside an example.
+    assert len(inside) <= len(chunks) // 10
+    for chunk in chunks:
+        body = chunk.text.removeprefix("```python\n") if chunk in inside else chunk.text
+        assert body == text[chunk.start : chunk.start + len(body)]
+        assert EMBEDDER.count_tokens(chunk.text) <= CONFIG.max_tokens
+    assert all(c.text.startswith("```python\n") for c in inside)
+    assert join_chunks([c.text for c in chunks]).split() == text.split()
+
+
+def test_without_the_mask_langchain_cuts_examples_at_their_comments() -> None:
+    """Why code comments are masked: the markdown separators take "# Option …" inside code for a heading."""
+    from langchain_text_splitters import Language, RecursiveCharacterTextSplitter
+
+    splitter = RecursiveCharacterTextSplitter.from_language(
+        Language.MARKDOWN, chunk_size=CONFIG.max_tokens, chunk_overlap=CONFIG.overlap_tokens,
+        length_function=EMBEDDER.count_tokens)
+    pieces = splitter.split_text(_commented_guide(40))
+    assert sum(piece.startswith("# Option") for piece in pieces) > len(pieces) // 3

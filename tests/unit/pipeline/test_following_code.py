@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from backend.pipeline.chunking import next_chunk_id
-from backend.pipeline.contexts import Context
+from backend.pipeline.contexts import Context, join_chunks
 from backend.pipeline.following_code import MAX_FOLLOWING_CODE_CHARS, completed, following_code
 from backend.pipeline.types import SourceKind
 
@@ -39,6 +39,19 @@ def test_a_block_cut_in_the_middle_is_finished() -> None:
     indented = "Configure the server::\n\n    server {\n        listen 80;  # the public port"
     tail = "        listen 80;  # the public port\n        location / {}\n    }\n\nThen reload."
     assert following_code(indented, tail) == "\n        location / {}\n    }"
+    # The next chunk starts inside the block, so it was stored behind the block's opening fence: not repeated.
+    assert following_code(fence, "```nginx\n" + rest) == block_rest
+
+
+def test_a_chunk_reopening_the_block_joins_its_neighbour_without_the_fence() -> None:
+    first = "Configure it:\n\n```python\nclient = httpx.Client()\nresponse = client.get('https://example.com/')"
+    second = "```python\nresponse = client.get('https://example.com/')\nresponse.raise_for_status()\n```"
+    assert join_chunks([first, second]) == first + "\nresponse.raise_for_status()\n```"
+    # Without an overlap (overlap set to 0), the code still continues as one block.
+    assert join_chunks([first, "```python\nprint(response.text)\n```"]) == first + "\nprint(response.text)\n```"
+    # A fence that opens a new block after a closed one is kept.
+    closed = first + "\n```"
+    assert join_chunks([closed, "```python\nprint(1)\n```"]) == closed + "\n```python\nprint(1)\n```"
 
 
 def test_prose_after_prose_and_long_examples_add_nothing() -> None:

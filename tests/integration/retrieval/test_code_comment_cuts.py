@@ -1,0 +1,54 @@
+"""An example longer than a chunk, its lines commented: the answer still quotes its end as code.
+
+Real chunking as the indexer runs it, a Git source over file://, real Milvus Lite, the offline answerer.
+langchain's markdown separators cut before "# …" lines, comments included, so the example's last chunk began
+with a comment that read as a heading and loose prose, and the offline answer left out the line that answered.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pytest_django.fixtures import DjangoCaptureOnCommitCallbacks
+from pytest_django.fixtures import Settings as SettingsWrapper
+
+from backend.adapters import registry
+from backend.adapters.vector_store.milvus import MilvusVectorStore
+from backend.evaluation.runner import _ask
+from backend.gurus.models import Guru, VectorCollection
+from backend.sources.models import SourceKind, SourceStatus
+from backend.sources.services import source_create
+from tests.factories import GuruFactory
+from tests.support.gitrepo import init_repo
+
+pytestmark = [pytest.mark.django_db, pytest.mark.production_profile]
+POOLS = "\n".join(f"# Pool {i} keeps {i * 4} connections open\npool_{i} = quarry.Pool(size={i * 4})" for i in range(24))
+PAGE = ("# Timeouts\n\nEvery client waits for the network at four points; configure each one like this:\n\n"
+        f"```python\n{POOLS}\n# A client with a 60s timeout for connecting, and a 10s timeout elsewhere.\n"
+        "timeout = quarry.Timeout(10.0, connect=60.0)\nclient = quarry.Client(timeout=timeout)\n```\n")
+
+
+def test_the_end_of_a_long_commented_example_is_quoted_as_code(
+    milvus: MilvusVectorStore, settings: SettingsWrapper, tmp_path: Path,
+    django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks,
+) -> None:
+    settings.OPENGURU_GIT_ALLOW_FILE_URLS = True
+    settings.OPENGURU_REPOS_DIR = str(tmp_path / "repos")
+    repo = init_repo(tmp_path / "origin", {"timeouts.md": PAGE})
+    with django_capture_on_commit_callbacks(execute=True):
+        guru: Guru = GuruFactory(slug="quarry")
+        source = source_create(guru=guru, kind=SourceKind.GITHUB_REPO, url=repo.as_uri(), allow_local=True)
+    source.refresh_from_db()
+    assert source.status == SourceStatus.INDEXED and source.chunk_count >= 2, source.error_message
+    asked = _ask(guru, "How do I set a 60 second connect timeout but keep 10 seconds for everything else?", None)
+    assert "timeout = quarry.Timeout(10.0, connect=60.0)" in asked.text
+    before = asked.text[: asked.text.index("connect=60.0")]
+    assert before.rfind("```python") > before.rfind("\n```\n")  # inside a code block that opened as Python
+    # Read back from Milvus, the chunk holding the answer begins with the block's opening fence.
+    assert asked.grounding is not None
+    contexts = asked.grounding.retrieval.contexts
+    ids = [i for c in contexts for i in c.chunk_ids]
+    texts = [h.text for h in registry.vector_store().chunks(VectorCollection.objects.get(guru_id=guru.pk).name, ids)]
+    holding = [t for t in texts if "connect=60.0" in t]
+    assert holding and all(t.startswith("```python\n") for t in holding)

@@ -98,8 +98,9 @@ class Command(BaseCommand):
                 self.stdout.write("")
                 if source.status == SourceStatus.FAILED:
                     raise CommandError(source.error_message or "Indexing failed.")
-                note = f" ({source.error_message})" if source.error_message else ""
-                self.stdout.write(self.style.SUCCESS(f"Indexed {source.chunk_count} chunks from {source}{note}."))
+                # The note is a sentence of its own ("3 file(s) skipped (size, type or filters).").
+                note = f" {source.error_message}" if source.error_message else ""
+                self.stdout.write(self.style.SUCCESS(f"Indexed {source.chunk_count} chunks from {source}.{note}"))
                 return
             time.sleep(0.5)
         raise CommandError("Still indexing; check `manage.py collections` or the dashboard later.")

@@ -22,6 +22,7 @@ from backend.channels import encoders, serve
 from backend.channels.errors import error_response
 from backend.channels.request import json_object, question_input
 from backend.core.errors import AppError, Forbidden, NotFound, RequestError
+from backend.core.file_streaming import streamed_file
 from backend.core.ratelimit import client_ip, hit
 from backend.gurus.examples import guru_example_texts
 from backend.gurus.icons import guru_icon_src
@@ -78,7 +79,7 @@ def source_file(request: HttpRequest, source_id: int) -> FileResponse:
     if not source.file or source.private:
         raise Http404("This source has no public file.")
     name = (source.file.name or "").rsplit("/", 1)[-1]
-    return FileResponse(source.file.open("rb"), content_type="application/pdf", filename=name)
+    return streamed_file(source.file.open("rb"), content_type="application/pdf", filename=name)
 
 
 async def guru_ask(request: HttpRequest, slug: str) -> HttpResponseBase:

@@ -155,7 +155,7 @@ def test_an_uploaded_icon_is_stored_served_and_replaced(client: Client, maintain
     src = client.get("/dashboard/g/iconic/").context["icon_src"]
     served = client.get(src)
     assert served.status_code == 200 and served["Content-Type"] == "image/png"
-    assert served["X-Content-Type-Options"] == "nosniff" and b"".join(served.streaming_content) == PNG_1PX
+    assert served["X-Content-Type-Options"] == "nosniff" and b"".join(served) == PNG_1PX
 
     bigger = PNG_1PX + b"\0"
     client.post("/dashboard/g/iconic/", {**form, "icon_file": SimpleUploadedFile("logo2.png", bigger)})

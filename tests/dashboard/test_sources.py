@@ -105,7 +105,7 @@ def test_pdf_upload_adds_good_files_and_reports_each_bad_one(
     assert "again.pdf was not added: the same PDF was already added to this guru." in shown
     assert any(m.startswith("huge.pdf was not added: larger than the") for m in shown)
     file_response = client.get(url("source-file", guru, source_id=sources[0].pk))
-    assert file_response.status_code == 200 and b"".join(file_response.streaming_content) == good
+    assert file_response.status_code == 200 and b"".join(file_response) == good
 
 
 def _started(seconds_ago: float) -> Any:

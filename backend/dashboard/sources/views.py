@@ -14,6 +14,7 @@ from django.utils.datastructures import MultiValueDict
 from django.views.decorators.http import require_GET, require_POST
 
 from backend.core.errors import AppError, NotFound
+from backend.core.file_streaming import streamed_file
 from backend.dashboard.access import guru_view
 from backend.dashboard.sources.chunks import source_chunks_listing
 from backend.dashboard.sources.connections import MAX_EDGES, source_connections
@@ -201,7 +202,7 @@ def source_file(request: HttpRequest, guru: Guru, source_id: int) -> FileRespons
     if not source.file:
         raise Http404("This source has no file.")
     name = (source.file.name or "").rsplit("/", 1)[-1]
-    return FileResponse(source.file.open("rb"), content_type="application/pdf", filename=name)
+    return streamed_file(source.file.open("rb"), content_type="application/pdf", filename=name)
 
 
 def _source_or_404(guru: Guru, source_id: int) -> DataSource:

@@ -127,6 +127,6 @@ def test_pdf_citations_link_to_the_app_which_serves_the_file(
     hit = milvus.search_dense(collection, registry.embedder().embed_query("broker"), top_k=1)[0]
     assert hit.metadata["link"] == f"/sources/{source.pk}/file#page=1"
     response = client.get(f"/sources/{source.pk}/file")
-    assert response.status_code == 200 and b"".join(response.streaming_content) == data
+    assert response.status_code == 200 and b"".join(response) == data
     DataSource.objects.filter(pk=source.pk).update(private=True)
     assert client.get(f"/sources/{source.pk}/file").status_code == 404

@@ -67,7 +67,7 @@ def test_analytics_split_a_chat_channel_by_place(client: Client, guru: Guru, ask
 
 def test_export_has_a_place_column(client: Client, guru: Guru, asked: dict[str, Question]) -> None:
     response = client.get("/dashboard/g/celery/questions/export.csv")
-    rows = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
+    rows = list(csv.DictReader(io.StringIO(b"".join(response).decode())))
     places = {row["question"]: (row["channel"], row["place"]) for row in rows}
     assert places["Retry in support"] == ("Slack", SUPPORT)
     assert places["From Discord"] == ("Discord", "Guild · #help")

@@ -22,7 +22,7 @@ EXPORT = "/dashboard/g/celery/questions/export.csv"
 
 def download(client: Client, **params: str) -> tuple[Any, list[dict[str, str]]]:
     response = client.get(EXPORT, params)
-    body = b"".join(response.streaming_content).decode("utf-8")
+    body = b"".join(response).decode("utf-8")
     return response, list(csv.DictReader(io.StringIO(body)))
 
 

@@ -16,7 +16,7 @@ HEADER = ("id", "asked_at", "channel", "question", "user_question", "answer", "s
 COLUMNS = ("id", "created_at", "channel", "question", "user_question", "content", "out_of_context", "trust_score",
            "feedback", "latency_ms", "cost_usd", "references", "binge__place")
 MAX_ROWS = 100_000  # a bound on one download; the filters narrow bigger guru histories
-FETCH_BATCH = 500
+FETCH_BATCH = 200  # rows read, and CSV lines made, per step: a step holds ~5 MB with 8 KB answers
 # A cell starting with one of these is read as a formula by spreadsheet programs (CSV injection).
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 _CHANNELS = dict(Channel.choices)

@@ -17,10 +17,11 @@ from backend.answering.memory import memory_correct
 from backend.answering.models import Question
 from backend.answering.selectors import thresholds_for
 from backend.core.errors import AppError
+from backend.core.file_streaming import in_batches
 from backend.dashboard.access import AuthenticatedHttpRequest, guru_view
 from backend.dashboard.memory.forms import NoteForm, correction_form, correction_origin
 from backend.dashboard.places import question_channel
-from backend.dashboard.questions.export import csv_lines
+from backend.dashboard.questions.export import FETCH_BATCH, csv_lines
 from backend.dashboard.questions.forms import QuestionFilterForm
 from backend.dashboard.questions.gaps import DEFAULT_SIMILARITY, gap_report
 from backend.dashboard.questions.selectors import (
@@ -54,7 +55,8 @@ def question_export_view(request: HttpRequest, guru: Guru) -> StreamingHttpRespo
     """The filtered list as a CSV download (an invalid filter is dropped, as on the page)."""
     filters = QuestionFilterForm(request.GET).filters()
     name = f"{guru.slug}-questions-{timezone.localdate():%Y-%m-%d}.csv"
-    return StreamingHttpResponse(csv_lines(guru=guru, filters=filters), content_type="text/csv; charset=utf-8",
+    return StreamingHttpResponse(in_batches(csv_lines(guru=guru, filters=filters), FETCH_BATCH),
+                                 content_type="text/csv; charset=utf-8",
                                  headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
 

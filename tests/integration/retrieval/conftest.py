@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
+
 import pytest
 from django.core.cache import cache
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -12,10 +15,11 @@ from backend.adapters.vector_store.milvus import MilvusVectorStore
 from backend.answering.selectors import thresholds_for
 from backend.gurus.models import Guru
 from backend.retrieval.services import retrieve
-from backend.sources.models import SourceKind
+from backend.sources.models import DataSource, SourceKind
 from backend.sources.services import source_create
 from tests.factories import GuruFactory
 from tests.fakes.pdfs import pdf_bytes
+from tests.support.gitrepo import init_repo
 
 # One page per source, so each context is one passage. Near misses share all but the distinctive term: "exit
 # code" without the number, other exit codes, "code 404", and the plain words of an identifier.
@@ -68,3 +72,24 @@ def ranked(guru: Guru, query: str) -> list[tuple[str, float]]:
 
 def trust_threshold(guru: Guru) -> float:
     return thresholds_for(guru)[1]
+
+
+IndexRepo = Callable[[dict[str, str]], tuple[Guru, DataSource]]
+
+
+@pytest.fixture
+def index_repo(milvus: MilvusVectorStore, settings: SettingsWrapper, tmp_path: Path,
+               django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks) -> IndexRepo:
+    """Index files as a Git source over file:// (real chunking as the indexer runs it) in a "quarry" guru."""
+
+    def index(files: dict[str, str]) -> tuple[Guru, DataSource]:
+        settings.OPENGURU_GIT_ALLOW_FILE_URLS = True
+        settings.OPENGURU_REPOS_DIR = str(tmp_path / "repos")
+        repo = init_repo(tmp_path / "origin", files)
+        with django_capture_on_commit_callbacks(execute=True):
+            guru: Guru = GuruFactory(slug="quarry")
+            source = source_create(guru=guru, kind=SourceKind.GITHUB_REPO, url=repo.as_uri(), allow_local=True)
+        source.refresh_from_db()
+        return guru, source
+
+    return index

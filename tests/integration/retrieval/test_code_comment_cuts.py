@@ -7,20 +7,13 @@ with a comment that read as a heading and loose prose, and the offline answer le
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from pytest_django.fixtures import DjangoCaptureOnCommitCallbacks
-from pytest_django.fixtures import Settings as SettingsWrapper
 
 from backend.adapters import registry
-from backend.adapters.vector_store.milvus import MilvusVectorStore
 from backend.evaluation.runner import _ask
-from backend.gurus.models import Guru, VectorCollection
-from backend.sources.models import SourceKind, SourceStatus
-from backend.sources.services import source_create
-from tests.factories import GuruFactory
-from tests.support.gitrepo import init_repo
+from backend.gurus.models import VectorCollection
+from backend.sources.models import SourceStatus
+from tests.integration.retrieval.conftest import IndexRepo
 
 pytestmark = [pytest.mark.django_db, pytest.mark.production_profile]
 POOLS = "\n".join(f"# Pool {i} keeps {i * 4} connections open\npool_{i} = quarry.Pool(size={i * 4})" for i in range(24))
@@ -30,16 +23,9 @@ PAGE = ("# Timeouts\n\nEvery client waits for the network at four points; config
 
 
 def test_the_end_of_a_long_commented_example_is_quoted_as_code(
-    milvus: MilvusVectorStore, settings: SettingsWrapper, tmp_path: Path,
-    django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks,
+    index_repo: IndexRepo,
 ) -> None:
-    settings.OPENGURU_GIT_ALLOW_FILE_URLS = True
-    settings.OPENGURU_REPOS_DIR = str(tmp_path / "repos")
-    repo = init_repo(tmp_path / "origin", {"timeouts.md": PAGE})
-    with django_capture_on_commit_callbacks(execute=True):
-        guru: Guru = GuruFactory(slug="quarry")
-        source = source_create(guru=guru, kind=SourceKind.GITHUB_REPO, url=repo.as_uri(), allow_local=True)
-    source.refresh_from_db()
+    guru, source = index_repo({"timeouts.md": PAGE})
     assert source.status == SourceStatus.INDEXED and source.chunk_count >= 2, source.error_message
     asked = _ask(guru, "How do I set a 60 second connect timeout but keep 10 seconds for everything else?", None)
     assert "timeout = quarry.Timeout(10.0, connect=60.0)" in asked.text

@@ -6,22 +6,14 @@ is completed from the next chunk read back by id.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from pytest_django.fixtures import DjangoCaptureOnCommitCallbacks
-from pytest_django.fixtures import Settings as SettingsWrapper
 
 from backend.adapters import registry
-from backend.adapters.vector_store.milvus import MilvusVectorStore
-from backend.gurus.models import Guru
 from backend.pipeline.chunking import default_chunking, split_document
 from backend.pipeline.ingest_types import ContentType, Document
 from backend.retrieval.services import CHUNKS_PER_DOCUMENT, retrieve
-from backend.sources.models import SourceKind, SourceStatus
-from backend.sources.services import source_create
-from tests.factories import GuruFactory
-from tests.support.gitrepo import init_repo
+from backend.sources.models import SourceStatus
+from tests.integration.retrieval.conftest import IndexRepo
 
 pytestmark = [pytest.mark.django_db, pytest.mark.production_profile]
 CODE = "```python\nfrom quarry.middleware import TrustProxies\n\napp.wsgi_app = TrustProxies(app.wsgi_app, hops=1)\n```"
@@ -45,16 +37,9 @@ def _page() -> str:
 
 
 def test_the_example_after_a_chunk_boundary_reaches_the_context(
-    milvus: MilvusVectorStore, settings: SettingsWrapper, tmp_path: Path,
-    django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks,
+    index_repo: IndexRepo,
 ) -> None:
-    settings.OPENGURU_GIT_ALLOW_FILE_URLS = True
-    settings.OPENGURU_REPOS_DIR = str(tmp_path / "repos")
-    repo = init_repo(tmp_path / "origin", {"proxies.md": _page()})
-    with django_capture_on_commit_callbacks(execute=True):
-        guru: Guru = GuruFactory(slug="quarry")
-        source = source_create(guru=guru, kind=SourceKind.GITHUB_REPO, url=repo.as_uri(), allow_local=True)
-    source.refresh_from_db()
+    guru, source = index_repo({"proxies.md": _page()})
     assert source.status == SourceStatus.INDEXED and source.chunk_count >= 2, source.error_message
     contexts = retrieve(guru=guru, query="Which proxies does the quarry server trust forwarded headers from?",
                         rerank_threshold=0.0).contexts

@@ -86,6 +86,12 @@ def reopened(text: str, start: int, blocks: list[CodeBlock]) -> str:
     return f"{block.opening}\n{text}"
 
 
+def fence_label(text: str) -> str:
+    """The language a fence line opening `text` names ("python" for "```python"), or ""."""
+    found = FENCE.fullmatch(text.partition("\n")[0])
+    return found.group(2) if found else ""
+
+
 def reopening(left: str, right: str) -> int:
     """Length of the fence line `right` starts with when `left`, the chunk before it, ends inside the code
     block that line reopens (see `reopened`); 0 otherwise."""

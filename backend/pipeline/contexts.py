@@ -6,7 +6,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from backend.pipeline.code_fences import reopening
+from backend.pipeline.code_fences import fence_label, reopening
 from backend.pipeline.text import content_key, same_content
 from backend.pipeline.types import SUMMARY_GENERATION, SourceKind
 
@@ -76,7 +76,12 @@ def overlap_length(left: str, right: str) -> int:
 def _aligned(left: str, right: str) -> str:
     """`right`, the document's chunk after `left`, without the fence it reopens (see code_fences.reopened)
     when `left` ends inside that block and the two do not already overlap as they are."""
-    return right if overlap_length(left, right) else right[reopening(left, right):]
+    if overlap_length(left, right) or not (skip := reopening(left, right)):
+        return right
+    rest = right[skip:]
+    # A bare fence line may instead be the block's real closing fence, left to the next chunk: only a reopening
+    # fence names a language, or is followed by text the chunk before ends with (the chunks' overlap).
+    return rest if fence_label(right) or overlap_length(left, rest) else right
 
 
 def unrepeated(left: str, right: str) -> str:

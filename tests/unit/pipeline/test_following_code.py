@@ -49,6 +49,10 @@ def test_a_chunk_reopening_the_block_joins_its_neighbour_without_the_fence() -> 
     assert join_chunks([first, second]) == first + "\nresponse.raise_for_status()\n```"
     # Without an overlap (overlap set to 0), the code still continues as one block.
     assert join_chunks([first, "```python\nprint(response.text)\n```"]) == first + "\nprint(response.text)\n```"
+    # A bare fence after a chunk ending inside a block, with no repeated text after it, is the block's closing one.
+    bare = "Run it:\n\n```\nquarry serve --port 8000"
+    assert join_chunks([bare, "```\nThen open the page."]) == bare + "\n```\nThen open the page."
+    assert join_chunks([bare, "```\nquarry serve --port 8000\nquarry open\n```"]) == bare + "\nquarry open\n```"
     # A fence that opens a new block after a closed one is kept.
     closed = first + "\n```"
     assert join_chunks([closed, "```python\nprint(1)\n```"]) == closed + "\n```python\nprint(1)\n```"

@@ -29,6 +29,7 @@ from backend.pipeline.evaluation_report import summarise, sweep
 from backend.pipeline.llm_types import Flow
 from backend.pipeline.pricing import parse_prices, usage_cost
 from backend.pipeline.types import SourceKind
+from backend.sources.selectors import guru_unsettled
 
 logger = logging.getLogger(__name__)
 
@@ -141,6 +142,7 @@ def run_cases(run: EvalRun, cases: Sequence[EvalCase], *, k: int = K, judge: boo
               progress: Callable[[int, int], None] | None = None) -> EvalRun:
     """Answer and score every case, then store the figures; a crash marks the run FAILED and is re-raised."""
     scores: list[dict[str, Any]] = []
+    unsettled = guru_unsettled(guru=run.guru)
     try:
         for done, case in enumerate(cases, start=1):
             scores.append(score_case(case, observe_case(run.guru, case, judge=judge), k=k).as_dict())
@@ -152,7 +154,8 @@ def run_cases(run: EvalRun, cases: Sequence[EvalCase], *, k: int = K, judge: boo
                                                  finished_at=timezone.now(), results=scores)
         raise
     summary = summarise(scores, k=k)
-    summary.update(sweep=sweep(scores), judge=judge)
+    # Measured while the guru was still building (or it began to meanwhile): not comparable with a settled run.
+    summary.update(sweep=sweep(scores), judge=judge, unsettled=unsettled or guru_unsettled(guru=run.guru))
     EvalRun.objects.filter(pk=run.pk).update(state=RunState.DONE, finished_at=timezone.now(), summary=summary,
                                              results=scores, done=len(cases))
     run.refresh_from_db()

@@ -151,6 +151,9 @@ def report_text(summary: Mapping[str, Any]) -> list[str]:
     """The report as lines of text (the `evaluate` command prints them)."""
     k = summary["k"]
     lines = [f"{summary['questions']} questions: {summary['in_scope']} in scope, {summary['to_refuse']} to refuse"]
+    if summary.get("unsettled"):
+        lines.append(f"  NOT SETTLED: measured while the guru was still building ({'; '.join(summary['unsettled'])}): "
+                     "its answers may change when that is done; run again then to compare runs")
     if summary.get("errors"):
         lines.append(f"  FAILED with an error: {summary['errors']} (counted as refused; see each question's error)")
     lines += [f"  {GATES[name].replace('@k', f'@{k}')}: {_figure(summary[name])}" for name in GATES]

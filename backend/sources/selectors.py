@@ -11,7 +11,7 @@ from django.db.models import Count, QuerySet
 from backend.core.errors import NotFound
 from backend.gurus.models import Guru
 from backend.pipeline.discovery import normalize_url
-from backend.sources.models import DataSource, PageStatus, SourceKind, SourcePage, SourceStatus
+from backend.sources.models import DataSource, PageStatus, SourceKind, SourcePage, SourceStatus, SummaryState
 
 MAX_ID = 2**63 - 1  # larger ids cannot exist and would overflow the database driver
 
@@ -88,3 +88,24 @@ def source_covering_url(*, guru: Guru, url: str) -> DataSource | None:
     page = (SourcePage.objects.filter(source__guru=guru, normalized_url=wanted, status=PageStatus.INDEXED)
             .select_related("source").order_by("source_id").first())
     return page.source if page is not None else None
+
+
+def term_counts_current(generation: int | None, indexed_at: datetime | None, counted_generation: int | None,
+                        counted_at: datetime | None) -> bool:
+    """Counts made for the source's live index; a repository syncs in place, so its sync time tells them apart."""
+    return counted_generation is not None and counted_generation == generation and counted_at == indexed_at
+
+
+def guru_unsettled(*, guru: Guru) -> list[str]:
+    """What the guru is still building, as sentences: sources being indexed, summaries being written, term counts
+    being made. Answers given meanwhile differ from the ones given after (summaries answer broad questions, the
+    counts decide what a question names that the guru lacks), so a measurement taken now is not comparable."""
+    rows = list(DataSource.objects.filter(guru=guru).values_list(
+        "status", "summary_state", "indexed_generation", "last_indexed_at", "term_stats__generation",
+        "term_stats__indexed_at"))
+    counts = {
+        "being indexed": sum(status in (SourceStatus.PENDING, SourceStatus.PROCESSING) for status, *_ in rows),
+        "being summarised": sum(state in (SummaryState.QUEUED, SummaryState.RUNNING) for _, state, *_ in rows),
+        "having their words counted": sum(row[2] is not None and not term_counts_current(*row[2:]) for row in rows),
+    }
+    return [f"{n} source{'s' if n != 1 else ''} still {what}" for what, n in counts.items() if n]

@@ -6,7 +6,6 @@ import logging
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 
 from django.db import transaction
 from django.db.models import Sum
@@ -17,6 +16,7 @@ from backend.pipeline.support import text_terms
 from backend.pipeline.text import typo_of
 from backend.pipeline.types import SUMMARY_GENERATION
 from backend.sources.models import DataSource, SourceTerm, SourceTermStats
+from backend.sources.selectors import term_counts_current
 from backend.sources.summaries import collection_name
 
 logger = logging.getLogger(__name__)
@@ -56,12 +56,6 @@ def document_frequencies(chunks: Iterable[tuple[str, str]]) -> Counter[str]:
     for title, text in chunks:
         counts.update(chunk_terms(title, text))
     return counts
-
-
-def _current(generation: int | None, indexed_at: datetime | None, counted_generation: int | None,
-             counted_at: datetime | None) -> bool:
-    """Counts made for the source's live index; a repository syncs in place, so its sync time tells them apart."""
-    return counted_generation is not None and counted_generation == generation and counted_at == indexed_at
 
 
 def term_stats_queue(*, source_id: int) -> None:
@@ -113,7 +107,7 @@ def term_stats_recover() -> int:
     before counts existed). Returns how many were queued."""
     rows = DataSource.objects.filter(indexed_generation__isnull=False).values_list(
         "pk", "indexed_generation", "last_indexed_at", "term_stats__generation", "term_stats__indexed_at")
-    stale = [row[0] for row in rows if not _current(*row[1:])]
+    stale = [row[0] for row in rows if not term_counts_current(*row[1:])]
     for source_id in stale:
         term_stats_queue(source_id=source_id)
     return len(stale)
@@ -134,7 +128,7 @@ def term_frequencies(guru_id: int, terms: Sequence[str]) -> TermFrequencies:
                  .values("term").annotate(total=Sum("df")).values_list("term", "total"))
         df.update({term: int(total) for term, total in found})
     return TermFrequencies(chunks=sum(row[5] or 0 for row in rows), df=df,
-                           complete=all(_current(*row[1:5]) for row in rows))
+                           complete=all(term_counts_current(*row[1:5]) for row in rows))
 
 
 def misspelt_terms(guru_id: int, terms: Sequence[str]) -> set[str]:

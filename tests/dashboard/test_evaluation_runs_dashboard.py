@@ -55,6 +55,19 @@ def test_runs_side_by_side_mark_a_drop_of_more_than_002_as_a_regression(client: 
     assert latency[2].value == "800 ms" and latency[2].delta == "= no change"
 
 
+def test_a_run_made_while_the_guru_was_still_building_is_marked(client: Client, guru: Guru, smoke: EvalSet) -> None:
+    settled = finished_run(guru, GOOD, eval_set=smoke)
+    building = finished_run(guru, GOOD, eval_set=smoke)
+    building.summary["unsettled"] = ["2 sources still being summarised"]
+    building.save()
+    runs = client.get(url("evaluation-runs", guru)).content.decode()
+    assert runs.count(">not settled</span>") == 1
+    assert 'title="Measured while the guru was still building: 2 sources still being summarised"' in runs
+    page = client.get(url("evaluation-run", guru, run_id=building.pk)).content.decode()
+    assert "measured while the guru was still building (2 sources still being summarised)" in page
+    assert "still building" not in client.get(url("evaluation-run", guru, run_id=settled.pk)).content.decode()
+
+
 def test_runs_page_reads_a_fixed_number_of_queries(client: Client, guru: Guru, smoke: EvalSet,
                                                   django_assert_max_num_queries: Any) -> None:
     for _ in range(12):

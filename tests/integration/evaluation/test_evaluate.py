@@ -16,6 +16,7 @@ from backend.evaluation.models import EvalRun, RunState
 from backend.evaluation.runner import run_start
 from backend.evaluation.sets import parse_jsonl, set_export, set_import
 from backend.gurus.models import Guru
+from backend.sources.models import DataSource, SummaryState
 from tests.support.git_servers import free_port
 
 pytestmark = [pytest.mark.django_db]
@@ -57,6 +58,21 @@ def test_evaluate_reports_the_real_pipelines_figures_and_stores_the_run(docs: Gu
     assert run.state == RunState.DONE and run.done == 5 and len(run.results) == 5
     # The trial conversations are gone: evaluation leaves no questions behind in the guru's analytics.
     assert not Question.objects.filter(guru=docs).exists() and not Binge.objects.filter(guru=docs).exists()
+
+
+def test_a_run_made_while_the_guru_is_still_building_says_so(docs: Guru, tmp_path: Path) -> None:
+    settled = StringIO()
+    call_command("evaluate", docs.slug, "--set", str(_set_file(tmp_path)), stdout=settled, stderr=StringIO())
+    assert "NOT SETTLED" not in settled.getvalue()
+    assert EvalRun.objects.latest("pk").summary["unsettled"] == []
+    # The worker is still writing a source's summaries (as right after add_source returns): answers may change.
+    DataSource.objects.filter(guru=docs).update(summary_state=SummaryState.RUNNING)
+    out = StringIO()
+    call_command("evaluate", docs.slug, "--set", str(_set_file(tmp_path)), stdout=out, stderr=StringIO())
+    sources = DataSource.objects.filter(guru=docs).count()
+    building = f"{sources} source{'s' if sources != 1 else ''} still being summarised"
+    assert f"NOT SETTLED: measured while the guru was still building ({building})" in out.getvalue()
+    assert EvalRun.objects.latest("pk").summary["unsettled"] == [building]
 
 
 def test_a_missed_threshold_fails_the_command_for_ci(docs: Guru, tmp_path: Path) -> None:

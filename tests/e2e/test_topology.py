@@ -105,10 +105,18 @@ def test_the_rest_api_answers_and_takes_an_upload_with_a_key(deployment: Deploym
 
 
 def test_the_app_keeps_only_media_static_files_and_the_beat_schedule_on_local_disk(deployment: Deployment) -> None:
+    # Its own upload: the other tests of this deployment may run in another test process, with a deployment of its own.
+    with deployment.api() as api:
+        upload = {"pdf_files": ("kept.pdf", pdf_bytes([["Widgets are kept on disk."]]), "application/pdf")}
+        uploaded = api.post(f"/api/v1/{SLUG}/data-sources/", files=upload)
+        assert uploaded.status_code == 200, uploaded.text
+        source = uploaded.json()["created"][0]["id"]
+        eventually(lambda: api.get(f"/api/v1/{SLUG}/data-sources/{source}/").json()["status"] == "INDEXED", "PDF")
     data_dir = deployment.topology.data_dir
     on_disk = sorted(path.name for path in data_dir.iterdir())
     assert [name for name in on_disk if not ALLOWED_ON_DISK.fullmatch(name)] == [], on_disk
     uploads = [path.relative_to(data_dir).as_posix() for path in (data_dir / "media").rglob("*") if path.is_file()]
-    assert uploads and all(re.fullmatch(r"media/sources/\d+/manual\.pdf", name) for name in uploads), uploads
+    assert any(re.fullmatch(r"media/sources/\d+/kept\.pdf", name) for name in uploads), uploads
+    assert all(re.fullmatch(r"media/sources/\d+/[\w.-]+\.pdf", name) for name in uploads), uploads
     assert (data_dir / "static" / "admin").is_dir()
     assert not list(Path(data_dir).rglob("*.sqlite3")) and not list(Path(data_dir).rglob("milvus.db"))

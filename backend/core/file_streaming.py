@@ -37,6 +37,12 @@ def streamed_file(handle: IO[bytes], *, content_type: str, filename: str = "") -
 async def in_batches(lines: Iterator[str], batch: int) -> AsyncIterator[str]:
     """`lines` (which may read the database) made `batch` at a time in the request's thread, as they are sent."""
     take = sync_to_async(lambda: [line for _, line in zip(range(batch), lines, strict=False)])
-    while made := await take():
-        for line in made:
-            yield line
+    try:
+        while made := await take():
+            for line in made:
+                yield line
+    finally:
+        # An asker who leaves mid-download must not leave the query's cursor to the garbage collector's thread.
+        close = getattr(lines, "close", None)
+        if close is not None:
+            await sync_to_async(close)()

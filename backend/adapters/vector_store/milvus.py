@@ -14,6 +14,7 @@ from pymilvus.client.types import LoadState
 from pymilvus.exceptions import MilvusException
 
 from backend.adapters.vector_store.filters import like_literal, live_filter
+from backend.adapters.vector_store.milvus_fresh import on_fresh_collection
 from backend.adapters.vector_store.rows import chunk, hit, hybrid_hit
 from backend.pipeline.errors import DimensionMismatchError, PermanentServiceError, VectorStoreError
 from backend.pipeline.fusion import BM25_B, BM25_K1, query_terms, reciprocal_rank_fusion
@@ -223,8 +224,9 @@ class MilvusVectorStore:
         )
         # Passing index_params to create_collection makes pymilvus poll each index with a fixed
         # 0.5 s sleep (2.5 s per guru); on an empty collection the indexes are ready at once.
-        self._call("create indexes", client.create_index, name, _index_params(), sync=False)
-        self._load(name)
+        indexes = _index_params()
+        on_fresh_collection(lambda: self._call("create indexes", client.create_index, name, indexes, sync=False))
+        on_fresh_collection(lambda: self._load(name))
         logger.info("created vector collection %s (dim %d)", name, dimension)
 
     def rename_collection(self, old: str, new: str) -> None:

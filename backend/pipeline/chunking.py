@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from backend.pipeline.code_fences import FENCE, CodeBlock, closing_fence, code_blocks, comments_masked, reopened
+from backend.pipeline.code_fences import CodeBlock, code_blocks, comments_masked, reopened
 from backend.pipeline.ingest_types import ContentType, Document, Segment
 from backend.pipeline.sanitize import neutralise_line, neutralise_with_offsets
 from backend.pipeline.visible import visible_markdown
@@ -127,7 +127,7 @@ def split_document(doc: Document, config: ChunkingConfig, count_tokens: TokenCou
         chunks.append(TextChunk(index=len(chunks), text=text, start=start, locator=_locator(doc, text, start)))
     if doc.content_type is not ContentType.MARKDOWN:
         return chunks  # only markdown's separators cut before fences (reST underlines may look like one)
-    closed = _fences_closed(doc.text, chunks, config, count_tokens)
+    closed = _fences_closed(doc.text, chunks, blocks, config, count_tokens)
     return [replace(c, index=i, text=_reopened(c, blocks, config, count_tokens), locator=_locator(doc, c.text, c.start))
             for i, c in enumerate(closed)]
 
@@ -138,28 +138,13 @@ def _reopened(chunk: TextChunk, blocks: list[CodeBlock], config: ChunkingConfig,
     return text if text == chunk.text or count_tokens(text) <= config.max_tokens else chunk.text
 
 
-def _closing_fence_lines(text: str) -> dict[int, int]:
-    """Where each line that closes a fenced code block starts → where it ends."""
-    closes: dict[int, int] = {}
-    closing: re.Pattern[str] | None = None
-    offset = 0
-    for line in text.splitlines(keepends=True):
-        body = line.rstrip("\r\n")
-        if closing is not None and closing.fullmatch(body):
-            closes[offset], closing = offset + len(body), None
-        elif closing is None and (fence := FENCE.fullmatch(body)):
-            closing = closing_fence(fence.group(1))
-        offset += len(line)
-    return closes
-
-
-def _fences_closed(document: str, chunks: list[TextChunk], config: ChunkingConfig,
+def _fences_closed(document: str, chunks: list[TextChunk], blocks: list[CodeBlock], config: ChunkingConfig,
                    count_tokens: TokenCounter) -> list[TextChunk]:
     """Chunks whose code blocks close where they end: langchain's markdown splitter cuts before "```\n", so a
     block's closing fence would start the next chunk, or make a chunk of its own that is dropped as too short,
     turning prose into code for whoever reads a chunk alone (a prompt, a summary). The fence moves back to the
     chunk holding the code, when it fits."""
-    closes = _closing_fence_lines(document) if _FENCED.search(document) else {}
+    closes = {block.end: block.closed for block in blocks if block.closed is not None}
     if not closes:
         return chunks
     done: list[TextChunk] = []

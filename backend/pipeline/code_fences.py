@@ -22,11 +22,13 @@ def closing_fence(mark: str) -> re.Pattern[str]:
 @dataclass(frozen=True)
 class CodeBlock:
     """A fenced block: its code runs from `start` to `end` (where the closing fence line starts, or the text's
-    end when nothing closes it), opened by the line `opening`."""
+    end when nothing closes it), opened by the line `opening`; its closing fence line ends at `closed` (None when
+    nothing closes it)."""
 
     start: int
     end: int
     opening: str
+    closed: int | None = None
 
 
 def code_blocks(text: str) -> list[CodeBlock]:
@@ -37,7 +39,7 @@ def code_blocks(text: str) -> list[CodeBlock]:
     for line in text.splitlines(keepends=True):
         body = line.rstrip("\r\n")
         if closing is not None and closing.fullmatch(body):
-            blocks.append(CodeBlock(start, offset, opening))
+            blocks.append(CodeBlock(start, offset, opening, offset + len(body)))
             closing = None
         elif closing is None and (fence := FENCE.fullmatch(body)):
             closing, opening, start = closing_fence(fence.group(1)), body.strip(), offset + len(line)

@@ -73,27 +73,30 @@ def overlap_length(left: str, right: str) -> int:
     return next((size for size in range(limit, 20, -1) if left.endswith(right[:size])), 0)
 
 
-def _aligned(left: str, right: str) -> str:
+def _aligned(left: str, right: str) -> tuple[str, int]:
     """`right`, the document's chunk after `left`, without the fence it reopens (see code_fences.reopened)
-    when `left` ends inside that block and the two do not already overlap as they are."""
-    if overlap_length(left, right) or not (skip := reopening(left, right)):
-        return right
+    when `left` ends inside that block and the two do not already overlap as they are; and their overlap."""
+    if size := overlap_length(left, right):
+        return right, size
+    if not (skip := reopening(left, right)):
+        return right, 0
     rest = right[skip:]
+    size = overlap_length(left, rest)
     # A bare fence line may instead be the block's real closing fence, left to the next chunk: only a reopening
     # fence names a language, or is followed by text the chunk before ends with (the chunks' overlap).
-    return rest if fence_label(right) or overlap_length(left, rest) else right
+    return (rest, size) if fence_label(right) or size else (right, 0)
 
 
 def unrepeated(left: str, right: str) -> str:
     """What `right`, the document's chunk after `left`, adds to it: without their overlap or a reopened fence."""
-    right = _aligned(left, right)
-    return right[overlap_length(left, right):]
+    right, size = _aligned(left, right)
+    return right[size:]
 
 
 def _join(left: str, right: str) -> str:
     """Concatenate consecutive chunks without repeating their overlap."""
-    right = _aligned(left, right)
-    if size := overlap_length(left, right):
+    right, size = _aligned(left, right)
+    if size:
         return left + right[size:]
     return f"{left}\n\n{right}" if right[:1] in (" ", "\t") else f"{left}\n{right}"  # an indented block stands apart
 

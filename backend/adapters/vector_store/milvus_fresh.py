@@ -1,8 +1,8 @@
 """Calls on a collection Milvus has just created, retried while Milvus still says it does not exist.
 
 Milvus can answer "collection does not exist" to the index or load call that follows a successful create
-(milvus-io/milvus#44507, open; seen in our production-profile pass under load): the collection is there a moment
-later. Those calls are retried for a bounded time; any other error, or the same one past the bound, is raised.
+(milvus-io/milvus#44507, open, reported on a cluster): the collection is there a moment later. Those calls are
+retried for a bounded time; any other error, or the same one past the bound, is raised.
 """
 
 from __future__ import annotations

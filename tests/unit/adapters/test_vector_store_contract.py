@@ -21,21 +21,23 @@ DIM = 64
 EMBEDDER = HashingEmbedder(dimension=DIM)
 
 
+@pytest.fixture
+def name() -> str:
+    return f"contract_{uuid.uuid4().hex[:12]}"
+
+
 @pytest.fixture(params=["memory", "milvus"])
-def store(request: pytest.FixtureRequest, milvus_uri: str) -> Iterator[VectorStore]:
+def store(request: pytest.FixtureRequest, milvus_uri: str, name: str) -> Iterator[VectorStore]:
     if request.param == "memory":
         yield InMemoryVectorStore(namespace=uuid.uuid4().hex)
         return
     milvus = MilvusVectorStore(uri=milvus_uri)
     yield milvus
-    for name in milvus.list_collections():
-        if name.startswith("contract_"):
-            milvus.drop_collection(name)
-
-
-@pytest.fixture
-def name() -> str:
-    return f"contract_{uuid.uuid4().hex[:12]}"
+    # Only this test's collections (all named from `name`): in the production pass every test process shares one
+    # Milvus server, and dropping every "contract_" collection dropped another process's in the middle of its test.
+    for created in milvus.list_collections():
+        if created.startswith(name):
+            milvus.drop_collection(created)
 
 
 def chunk(idx: int, text: str, *, source_id: int = 1, generation: int = 1) -> Chunk:
